@@ -1,0 +1,128 @@
+# sandbox-bpf — top-level build.
+#
+#   make            build build/sandbox-bpf, the BPF objects and skeletons
+#   make deps       install the Debian packages the build and tests need
+#   make test       unit tests (native), summary "N passed, N failed, N skipped"
+#   make asan       unit tests under ASan + UBSan (separate build tree)
+#   make valgrind   unit tests under valgrind (leaks are errors)
+#   make fuzz       build libFuzzer targets (clang) into build-fuzz/
+#   make check      everything: test, asan, valgrind, fuzz replay, VM tests
+#   make demo       the main job: the real loop on the best backend here
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+SAN      ?=
+ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GITREV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
+            -Ipolicy -Iuserspace -Ibpf -I$(BUILD) -I$(BUILD)/bpf \
+            -DSB_VERSION='"$(VERSION)"' -DSB_GITREV='"$(GITREV)"'
+LDLIBS   += -lbpf -lelf -lz -lcjson -lsqlite3 -lsodium -lpthread
+
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+POLICY_SRCS := $(sort $(wildcard policy/*.c))
+USER_SRCS   := $(sort $(filter-out userspace/main.c,$(wildcard userspace/*.c userspace/*/*.c)))
+FALLBACK_SRCS := $(sort $(wildcard fallback/linux/*.c))
+BPF_SRCS    := $(sort $(wildcard bpf/*.bpf.c))
+TEST_SRCS   := $(sort $(wildcard tests/test_*.c))
+TEST_HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+
+POLICY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(POLICY_SRCS)) $(BUILD)/gen/default_policy.o
+USER_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(USER_SRCS) $(FALLBACK_SRCS))
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS       := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_HELPERS := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(TEST_HELPER_SRCS))
+
+LIBPOLICY := $(BUILD)/libsbpolicy.a
+LIBSB     := $(BUILD)/libsb.a
+BIN       := $(BUILD)/sandbox-bpf
+
+.PHONY: all deps test asan valgrind fuzz fuzz-run check demo clean install
+all: $(BIN)
+
+include tests/fuzz/fuzz.mk
+-include vmtests/vmtests.mk
+
+# --- vmlinux.h: from the running kernel's BTF when present, else the checked-in copy.
+VMLINUX_H := $(BUILD)/bpf/vmlinux.h
+$(VMLINUX_H):
+	@mkdir -p $(@D)
+	@if [ -r /sys/kernel/btf/vmlinux ] && command -v $(BPFTOOL) >/dev/null 2>&1; then \
+		$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@; \
+	else \
+		echo "  VMLINUX  using checked-in bpf/vmlinux/$(ARCH)/vmlinux.h"; \
+		cp bpf/vmlinux/$(ARCH)/vmlinux.h $@; \
+	fi
+
+# --- BPF objects and skeletons (libbpf-bootstrap style)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -I$(BUILD)/bpf -Ibpf -Ipolicy
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
+	$(BPFTOOL) gen object $@ $@.tmp.o
+	@rm -f $@.tmp.o
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# --- embedded default policy
+$(BUILD)/gen/default_policy.c: policy/default-policy.json
+	@mkdir -p $(@D)
+	@{ echo '/* generated from policy/default-policy.json */'; \
+	   echo 'const char sb_default_policy_json[] = {'; \
+	   od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	   echo '0x00};'; } > $@
+
+# --- userspace
+$(BUILD)/%.o: %.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBPOLICY): $(POLICY_OBJS)
+	@rm -f $@; ar rcs $@ $^
+$(LIBSB): $(USER_OBJS)
+	@rm -f $@; ar rcs $@ $^
+
+$(BIN): $(BUILD)/userspace/main.o $(LIBSB) $(LIBPOLICY)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- unit tests (cmocka)
+$(BUILD)/tests/%: tests/%.c $(LIBSB) $(LIBPOLICY) $(wildcard tests/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(LIBSB) $(LIBPOLICY) $(LDLIBS) -lcmocka
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(LIBSB) $(LIBPOLICY)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBSB) $(LIBPOLICY) $(LDLIBS)
+
+test: $(BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY_BINS)
+	@SB_BIN=$(abspath $(BIN)) SB_BUILD=$(abspath $(BUILD)) sh tests/run-unit.sh $(TEST_BINS) $(FUZZ_REPLAY_BINS)
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
+
+valgrind: $(BIN) $(TEST_BINS) $(TEST_HELPERS)
+	@SB_BIN=$(abspath $(BIN)) SB_BUILD=$(abspath $(BUILD)) SB_VALGRIND=1 sh tests/run-unit.sh $(TEST_BINS)
+
+check: test asan valgrind fuzz-smoke vmtest
+
+deps:
+	@sh .ci/deps.sh
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

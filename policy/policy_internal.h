@@ -1,0 +1,14 @@
+/* Helpers shared inside the policy library; not part of its API. */
+#ifndef SB_POLICY_INTERNAL_H
+#define SB_POLICY_INTERNAL_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+int sb_rule_compile(struct sb_policy *p, struct sb_rule *r, const char *text, struct sb_err *err);
+void sb_rule_free(struct sb_rule *r);
+int sb_policy_compute_hash(struct sb_policy *p);
+int sb_read_file(const char *path, size_t max, char **out, size_t *out_len, struct sb_err *err);
+
+#endif

@@ -1,0 +1,9 @@
+#include "commands.h"
+
+#include <stddef.h>
+
+const struct sb_command sb_commands[] = {
+	{ "classify", cmd_classify, "decide events (JSON lines on stdin) against a policy" },
+	{ "policy", cmd_policy, "check, show or import a policy" },
+	{ NULL, NULL, NULL },
+};

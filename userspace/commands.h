@@ -1,0 +1,17 @@
+/* The subcommand table. Add a command by declaring it here and adding a
+ * row to sb_commands[] in commands.c. */
+#ifndef SB_COMMANDS_H
+#define SB_COMMANDS_H
+
+struct sb_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const struct sb_command sb_commands[];
+
+int cmd_classify(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+
+#endif
