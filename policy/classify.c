@@ -146,8 +146,9 @@ static bool op_moves_entry(enum sb_write_op op)
 	return op == SB_WOP_UNLINK || op == SB_WOP_RMDIR || op == SB_WOP_RENAME_FROM || op == SB_WOP_RENAME_TO;
 }
 
-/* True when path is a strict ancestor of the literal part of a protected
- * pattern: moving or removing it would take the protected files along. */
+/* True when path is the literal directory part of a protected pattern or
+ * one of its ancestors: moving or removing it would take the protected
+ * files along (renaming .claude/ away empties .claude/settings*.json). */
 static bool is_protected_ancestor(const struct sb_rule *r, const char *path)
 {
 	char lit[SB_PATH_MAX + 1] = "";
@@ -167,7 +168,7 @@ static bool is_protected_ancestor(const struct sb_rule *r, const char *path)
 		return false;
 	if (plen == 1 && path[0] == '/')
 		return true;
-	return n > plen && !strncmp(lit, path, plen) && lit[plen] == '/';
+	return n >= plen && !strncmp(lit, path, plen) && (lit[plen] == '/' || lit[plen] == '\0');
 }
 
 static void classify_path(const struct sb_policy *p, enum sb_trigger trig, const char *path,

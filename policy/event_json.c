@@ -154,7 +154,7 @@ int sb_event_from_json(const char *text, size_t len, struct sb_event_json *e, st
 	}
 	v = cJSON_GetObjectItemCaseSensitive(e->doc, "port");
 	if (v) {
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 65535 ||
+		if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 65535) ||
 		    v->valuedouble != (double)(int)v->valuedouble) {
 			rc = sb_errf(err, -EINVAL, "\"port\" must be a whole number from 0 to 65535");
 			goto fail;

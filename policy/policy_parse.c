@@ -119,6 +119,11 @@ static int set_root(struct sb_policy *p, const cJSON *root, const struct sb_poli
 		if (!cJSON_IsString(root) || !root->valuestring[0])
 			return sb_errf(err, -EINVAL, "$.root: expected a non-empty string (a directory)");
 		spec = root->valuestring;
+		/* Validated even when --root overrides it: the file must be valid
+		 * on its own, wherever it is used next. */
+		if (spec[0] == '~' && spec[1] && spec[1] != '/')
+			return sb_errf(err, -EINVAL, "$.root: '%s' cannot be resolved (only ~ and ~/... are supported)",
+				       spec);
 	}
 	if (opts && opts->root_override) {
 		spec = opts->root_override;
@@ -415,8 +420,9 @@ static int parse_object(struct sb_policy *p, const cJSON *doc, const struct sb_p
 	v = cJSON_GetObjectItemCaseSensitive(doc, "escalation_timeout_seconds");
 	p->escalation_timeout = 300;
 	if (v) {
-		if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble || v->valuedouble < 1 ||
-		    v->valuedouble > 86400)
+		/* Range first: converting an out-of-range double to int is undefined. */
+		if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 86400) ||
+		    v->valuedouble != (double)(int)v->valuedouble)
 			return sb_errf(err, -EINVAL, "$.escalation_timeout_seconds: expected a whole number of seconds from 1 to 86400");
 		p->escalation_timeout = (unsigned)v->valuedouble;
 	}
@@ -484,9 +490,13 @@ int sb_policy_parse(const char *json, size_t len, const struct sb_policy_opts *o
 		if (off > len)
 			off = len;
 		offset_to_line_col(copy, off, &line, &col);
-		rc = sb_errf(err, -EINVAL,
-			     "%s:%d:%d: invalid JSON near '%.20s'; expected a JSON object (see docs/policy.md)", src,
-			     line, col, copy + off);
+		{
+			int snip = (int)strcspn(copy + off, "\r\n");
+
+			rc = sb_errf(err, -EINVAL,
+				     "%s:%d:%d: invalid JSON near '%.*s'; expected a JSON object (see docs/policy.md)",
+				     src, line, col, snip > 20 ? 20 : snip, copy + off);
+		}
 		free(copy);
 		return rc;
 	}

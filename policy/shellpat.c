@@ -91,6 +91,12 @@ int sb_shellpat_compile(const char *pattern, const char *root, const char *home,
 				return sb_errf(err, -EINVAL, "'%s' uses ~ but no home directory is known", pattern);
 			}
 			snprintf(joined, sizeof(joined), "%s%s", home, first + 1);
+		} else if (first[0] != '/') {
+			if (!base) {
+				free(canon);
+				return sb_errf(err, -EINVAL, "'%s' is relative but the policy has no root", pattern);
+			}
+			snprintf(joined, sizeof(joined), "%s/%s", base, first);
 		} else {
 			snprintf(joined, sizeof(joined), "%s", first);
 		}
@@ -105,12 +111,30 @@ int sb_shellpat_compile(const char *pattern, const char *root, const char *home,
 				return sb_errf(err, rc, "'%s': invalid executable path", pattern);
 			}
 		} else {
-			if (joined[0] != '/') {
+			/* Normalise the directory part before the first wildcard; a
+			 * ".." after it would depend on what the wildcard matched. */
+			char dirpart[SB_PATH_MAX * 2 + 2];
+			size_t w = strcspn(joined, "*?[");
+			char *slash;
+
+			memcpy(dirpart, joined, w);
+			dirpart[w] = '\0';
+			slash = strrchr(dirpart, '/');
+			*slash = '\0';
+			if (strstr(joined + (slash - dirpart), "/..") || strstr(joined + (slash - dirpart), "/./")) {
 				free(canon);
-				return sb_errf(err, -EINVAL,
-					       "'%s': an executable path with wildcards must be absolute", pattern);
+				return sb_errf(err, -EINVAL, "'%s': '.' or '..' after a wildcard is ambiguous", pattern);
 			}
-			snprintf(norm, sizeof(norm), "%s", joined);
+			rc = sb_path_normalize(dirpart[0] ? dirpart : "/", NULL, norm, sizeof(norm));
+			if (rc) {
+				free(canon);
+				return sb_errf(err, rc, "'%s': invalid executable path", pattern);
+			}
+			if (strlen(norm) + strlen(joined + (slash - dirpart)) >= sizeof(norm)) {
+				free(canon);
+				return sb_errf(err, -ENAMETOOLONG, "'%s': path too long", pattern);
+			}
+			strcat(norm, strcmp(norm, "/") ? joined + (slash - dirpart) : joined + (slash - dirpart) + 1);
 		}
 		pat->text = malloc(strlen(norm) + strlen(canon) - firstlen + 1);
 		if (!pat->text) {

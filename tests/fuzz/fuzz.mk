@@ -11,7 +11,7 @@ FUZZ_REPLAY_BINS := $(patsubst %,$(BUILD)/tests/fuzz_replay_%,$(FUZZ_NAMES))
 FUZZ_SECONDS ?= 20
 FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -Ipolicy -Iuserspace -Ibpf -Ibuild-fuzz -Ibuild-fuzz/bpf \
                 -DSB_VERSION='"$(VERSION)"' -DSB_GITREV='"$(GITREV)"' \
-                -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 $(BUILD)/tests/fuzz_replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(LIBSB) $(LIBPOLICY)
 	@mkdir -p $(@D)
@@ -20,7 +20,7 @@ $(BUILD)/tests/fuzz_replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(LIB
 
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(CLANG) \
-		CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer' \
+		CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' \
 		LDFLAGS='-fsanitize=address,undefined' build-fuzz/libsb.a build-fuzz/libsbpolicy.a
 	@for n in $(FUZZ_NAMES); do \
 		echo "  FUZZ     build-fuzz/fuzz_$$n"; \
