@@ -126,3 +126,8 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- benchmarks (programs that print measured numbers; never assertions)
+.PHONY: bench-audit
+bench-audit: $(BUILD)/tests/bench/bench_audit
+	$(BUILD)/tests/bench/bench_audit

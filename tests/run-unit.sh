@@ -13,6 +13,7 @@ for bin in "$@"; do
 	log="$log_dir/$name.log"
 	if [ "${SB_VALGRIND:-0}" = 1 ]; then
 		set -- valgrind --quiet --error-exitcode=99 --leak-check=full \
+			--suppressions="$(dirname "$0")/valgrind.supp" \
 			--show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
 			--track-fds=no "$bin"
 	else
