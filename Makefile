@@ -52,6 +52,10 @@ BIN       := $(BUILD)/sandbox-bpf
 .PHONY: all deps test asan valgrind fuzz fuzz-run check demo clean install
 all: $(BIN)
 
+# Keep BPF objects and skeletons: as intermediates make would delete them
+# and rebuild the binary on every run.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
+
 include tests/fuzz/fuzz.mk
 -include vmtests/vmtests.mk
 

@@ -123,15 +123,17 @@ pick() { # SERIES PREFERRED REGEX
 			pkg=
 		fi
 		if [ -z "$pkg" ]; then # fall back to the newest cached kernel of the series
-			pkg=$(ls "$cache" 2>/dev/null | grep -E "${regex#^linux-image-}" | sort -rV |
+			pkg=$(for d in "$cache"/*/; do basename "$d"; done | grep -E "${regex#^linux-image-}" | sort -rV |
 				while read -r r; do cached "linux-image-$r" && { echo "linux-image-$r"; break; }; done)
 			[ -n "$pkg" ] && say "using the cached $(release_of "$pkg")"
 		fi
 	fi
 	[ -n "$pkg" ] || return 1
 	ensure_vmlinux "$(release_of "$pkg")"
-	local dir=$cache/$(release_of "$pkg")
-	say "$series: $(release_of "$pkg") in $dir ($(cd "$dir" && ls vmlinux vmlinuz 2>/dev/null | tr '\n' ' '))"
+	local dir images
+	dir=$cache/$(release_of "$pkg")
+	images=$(cd "$dir" && for f in vmlinux vmlinuz; do [ -s "$f" ] && printf '%s ' "$f"; done; true)
+	say "$series: $(release_of "$pkg") in $dir (${images% })"
 	return 0
 }
 

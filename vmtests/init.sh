@@ -6,6 +6,7 @@
 # Kernel command line options: vmtest.timeout=SECS (per test),
 # vmtest.only=NAME[,NAME...], vmtest.probe (boot check: no tests).
 
+/bin/busybox --install -s # applet links; existing files are kept
 VT=/opt/vmtest
 export PATH="$VT/helpers:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 export HOME=/root TERM=dumb LANG=C LC_ALL=C
@@ -50,14 +51,16 @@ ln -sf /proc/mounts /etc/mtab
 ln -sf /proc/self/fd /dev/fd 2>/dev/null
 echo "SANDBOX-VMTEST-INIT uptime=$(cut -d' ' -f1 /proc/uptime)"
 
+# shellcheck disable=SC3045 # busybox ash has ulimit -l and -c
 ulimit -l unlimited || say "WARNING: ulimit -l unlimited failed"
+# shellcheck disable=SC3045
 ulimit -c 0
 hostname vmtest
 ip link set lo up || say "WARNING: cannot bring lo up"
 mkdir -p /home/agent && chown 1000:1000 /home/agent && chmod 755 /home/agent
 mkdir -p /root && chmod 700 /root
 
-TEST_TIMEOUT=120 ONLY= PROBE=
+TEST_TIMEOUT=120 ONLY='' PROBE=''
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	vmtest.timeout=*) TEST_TIMEOUT=${arg#*=} ;;
@@ -136,6 +139,6 @@ if [ "$ran" -eq 0 ]; then
 	say "no tests found in $VT/tests or $VT/extra${ONLY:+ matching $ONLY}"
 	finish 2
 fi
-say "$ran tests, $failed failed"
+say "$ran tests, $failed failed, uptime $(cut -d" " -f1 /proc/uptime) s"
 [ "$failed" -eq 0 ] && finish 0
 finish 1

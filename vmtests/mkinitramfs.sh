@@ -1,11 +1,13 @@
 #!/bin/bash
 # mkinitramfs.sh OUT.cpio.gz: build the VM test initramfs (see README.md).
 #
-# Contents: busybox (+ applet links), /init (init.sh), build/sandbox-bpf if it
-# exists, build/vmtests/helpers/* and build/vmtests/bpf/*.bpf.o, the tests
-# in vmtests/tests/, $VMTEST_EXTRA/ (every executable file there is a test),
-# and the shared libraries and ELF interpreter of every dynamic binary.
+# Contents: busybox (/init adds the applet links), /init (init.sh),
+# build/sandbox-bpf if it exists, build/vmtests/helpers/* and
+# build/vmtests/bpf/*.bpf.o, the tests in vmtests/tests/, $VMTEST_EXTRA/
+# (every executable file there is a test), and the shared libraries and ELF
+# interpreter of every dynamic binary.
 # Environment: SANDBOX_BIN (default build/sandbox-bpf), VMTEST_EXTRA,
+# VMTEST_OUT (default build/vmtests),
 # VMTEST_BUSYBOX (default: busybox on PATH), VMTEST_INITRD_COMPRESS
 # (gzip, the default, or none).
 set -euo pipefail
@@ -18,7 +20,8 @@ case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$(dirname "$out")"
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-build=$repo/build/vmtests
+build=${VMTEST_OUT:-$repo/build/vmtests}
+case "$build" in /*) ;; *) build=$repo/$build ;; esac
 sandbox_bin=${SANDBOX_BIN:-build/sandbox-bpf}
 case "$sandbox_bin" in /*) ;; *) sandbox_bin=$repo/$sandbox_bin ;; esac
 extra=${VMTEST_EXTRA:-}
@@ -31,22 +34,22 @@ busybox=${VMTEST_BUSYBOX:-$(command -v busybox || true)}
 	die "harness helpers missing in $build/helpers: run 'make vmtest-helpers' first"
 if [ -n "$extra" ]; then
 	[ -d "$extra" ] || die "VMTEST_EXTRA=$extra is not a directory"
+	extra=$(cd "$extra" && pwd)
 fi
 
-root=$build/initramfs.root
-rm -rf "$root"
-mkdir -p "$root"
+mkdir -p "$build"
+root=$(mktemp -d "$build/initramfs.XXXXXX")
+libs=$root.libs
+trap 'rm -rf "$root" "$libs"' EXIT
 cd "$root"
 mkdir -p bin sbin usr/bin usr/sbin usr/local/bin etc proc sys dev tmp run root \
 	home/agent var/tmp opt/vmtest/helpers opt/vmtest/tests opt/vmtest/extra opt/vmtest/bpf
 chmod 1777 tmp var/tmp
 chmod 700 root
 
-# busybox and its applets (never replacing a file that is already there)
+# busybox; /init links its applets (busybox --install -s) at boot
 cp -L "$busybox" bin/busybox
-"$busybox" --list-full | while read -r applet; do
-	[ -e "$applet" ] || [ -L "$applet" ] || ln -s /bin/busybox "$applet"
-done
+ln -s busybox bin/sh
 
 install -m 0755 "$here/init.sh" init
 if [ -x "$sandbox_bin" ]; then
@@ -84,8 +87,6 @@ printf '/bin/sh\n/bin/ash\n' > etc/shells
 
 # Shared libraries of every dynamic ELF file, at the paths ldd reports.
 is_elf() { [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; }
-libs=$(mktemp)
-trap 'rm -f "$libs"' EXIT
 find . -type f -perm -u+x -print | while read -r f; do
 	is_elf "$f" || continue
 	deps=$(ldd "$f" 2>/dev/null) || continue # static binaries

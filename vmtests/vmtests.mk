@@ -6,7 +6,7 @@
 #   vmtest          build everything, fetch kernels, boot each, run vmtests/tests/*
 #   vmtest-fetch    fetch the Debian cloud kernels into $(VMTEST_CACHE)
 #   vmtest-helpers  compile vmtests/helpers/*.c and vmtests/bpf/*.bpf.c
-#   vmtest-clean    remove build/vmtests
+#   vmtest-clean    remove $(VMTEST_OUT) (build/vmtests)
 # Variables:
 #   VMTEST_EXTRA=DIR   also run every executable file in DIR as a test
 #   VMTEST_ARGS=...    extra arguments for vmtests/run.sh (--only 6.1, --test NAME)
@@ -18,14 +18,14 @@
 # BPF: vmtests/bpf/NAME.bpf.c -> build/vmtests/bpf/NAME.bpf.o and a skeleton
 # build/vmtests/bpf/NAME.skel.h that every helper can #include.
 
-SANDBOX_BIN ?= build/sandbox-bpf
+SANDBOX_BIN ?= $(or $(BIN),build/sandbox-bpf)
 VMTEST_PREREQS ?= all
 VMTEST_CACHE ?= $(or $(VMTEST_CACHE_DIR),$(HOME)/.cache/sandbox-bpf/kernels)
 VMTEST_EXTRA ?=
 VMTEST_ARGS ?=
 
 VMTEST_SRC := vmtests
-VMTEST_OUT := build/vmtests
+VMTEST_OUT ?= $(or $(BUILD),build)/vmtests
 VMTEST_CC ?= gcc
 VMTEST_CLANG ?= clang
 VMTEST_BPFTOOL ?= bpftool
@@ -53,7 +53,7 @@ VMTEST_VMLINUX_H := $(VMTEST_OUT)/vmlinux.h
 
 vmtest: $(VMTEST_PREREQS) vmtest-helpers vmtest-fetch
 	VMTEST_CACHE='$(VMTEST_CACHE)' VMTEST_EXTRA='$(VMTEST_EXTRA)' SANDBOX_BIN='$(SANDBOX_BIN)' \
-		$(VMTEST_SRC)/run.sh $(VMTEST_ARGS)
+		VMTEST_OUT='$(VMTEST_OUT)' $(VMTEST_SRC)/run.sh $(VMTEST_ARGS)
 
 vmtest-fetch:
 	$(VMTEST_SRC)/fetch-kernels.sh '$(VMTEST_CACHE)'
