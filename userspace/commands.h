@@ -14,5 +14,6 @@ extern const struct sb_command sb_commands[];
 int cmd_classify(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif
