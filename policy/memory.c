@@ -134,6 +134,8 @@ int sb_memory_add(struct sb_memory *m, enum sb_remember_scope scope, enum sb_tri
 			}
 			*w = '\0';
 		}
+		if (!buf[0])
+			return sb_errf(err, -EINVAL, "a remembered %s cannot be blank", sb_remember_scope_name(scope));
 		break;
 	case SB_REM_DIR:
 		if (trigger == SB_TRIG_NETWORK)

@@ -329,6 +329,7 @@ static void test_memory_validation(void **state)
 	assert_int_not_equal(sb_memory_add(&m, SB_REM_HOST, SB_TRIG_SHELL, "x.com", &err), 0);
 	assert_int_not_equal(sb_memory_add(&m, SB_REM_COMMAND, SB_TRIG_WRITE, "ls", &err), 0);
 	assert_int_not_equal(sb_memory_add(&m, SB_REM_ONCE, SB_TRIG_WRITE, "", &err), 0);
+	assert_int_not_equal(sb_memory_add(&m, SB_REM_COMMAND, SB_TRIG_SHELL, " \t ", &err), 0);
 	assert_int_equal(m.n, 0);
 	assert_int_equal(sb_memory_add(&m, SB_REM_HOST, SB_TRIG_NETWORK, "[::1]:8080", &err), 0);
 	assert_int_equal(m.items[0].port, 8080);

@@ -15,5 +15,9 @@ int cmd_classify(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_pending(int argc, char **argv);
+int cmd_approve(int argc, char **argv);
+int cmd_deny(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 #endif
