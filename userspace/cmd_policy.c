@@ -1,4 +1,4 @@
-/* sandbox-bpf policy check|show|import-srt */
+/* sandbox-bpf policy check|show|import-srt|reload */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +7,8 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "kernel/kpolicy.h"
+#include "kernel/loader.h"
 #include "policy.h"
 #include "policy_internal.h"
 #include "policy_load.h"
@@ -17,6 +19,7 @@ static void usage(FILE *f)
 		"usage: sandbox-bpf policy check FILE [--srt] [--root DIR] [--home DIR] [--json]\n"
 		"       sandbox-bpf policy show [FILE] [--srt-settings FILE] [--folder DIR] [--root DIR] [--home DIR]\n"
 		"       sandbox-bpf policy import-srt FILE\n"
+		"       sandbox-bpf policy reload --cgroup PATH [--policy FILE] [--folder DIR] [--home DIR] [--json]\n"
 		"\n"
 		"check       validate a policy; exit 0 when valid, 1 with the file, line and\n"
 		"            column or the JSON path of the first problem\n"
@@ -25,15 +28,20 @@ static void usage(FILE *f)
 		"            (default: .sandbox/policy.json in the folder, else the embedded default)\n"
 		"import-srt  print the sandbox-bpf policy equivalent to an Anthropic srt\n"
 		"            settings file (warnings about unmapped settings go to stderr)\n"
+		"reload      switch an attached sandbox to the policy atomically (the new\n"
+		"            rules are complete before the old ones go); default: the\n"
+		"            policy source it was attached with, re-read\n"
 		"\n"
 		"  --srt           (check) FILE is an srt settings file\n"
 		"  --root DIR      project folder, overriding the policy's root\n"
 		"  --home DIR      home directory used for ~ (default: $HOME)\n"
 		"  --folder DIR    project folder (default: current directory)\n"
-		"  --json          (check) print the result as JSON\n");
+		"  --json          (check, reload) print the result as JSON\n"
+		"  --cgroup PATH   (reload) the sandbox's cgroup\n"
+		"  --policy FILE   (reload) the new policy file\n");
 }
 
-enum { OPT_SRT = 256, OPT_SRT_SETTINGS, OPT_ROOT, OPT_HOME, OPT_FOLDER, OPT_JSON };
+enum { OPT_SRT = 256, OPT_SRT_SETTINGS, OPT_ROOT, OPT_HOME, OPT_FOLDER, OPT_JSON, OPT_CGROUP, OPT_POLICY };
 
 static const struct option opts[] = {
 	{ "srt", no_argument, NULL, OPT_SRT },
@@ -42,6 +50,8 @@ static const struct option opts[] = {
 	{ "home", required_argument, NULL, OPT_HOME },
 	{ "folder", required_argument, NULL, OPT_FOLDER },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -140,10 +150,67 @@ static int policy_import_srt(const char *file, const struct sb_policy_opts *popt
 	return SB_EXIT_OK;
 }
 
+/* Reload of an attached sandbox: same policy source as at attach unless
+ * --policy says otherwise. */
+static int policy_reload(const char *cgroup, const char *file, const struct sb_policy_source *src, bool json)
+{
+	struct sb_err err = { { 0 } };
+	struct sb_kpolicy_opts o = { 0 };
+	struct sb_kpolicy kp;
+	struct sb_kscope scope;
+	struct sb_kernel k;
+	struct sb_info info;
+	uint32_t id;
+	size_t i;
+	int rc;
+
+	if (sb_cgroup_resolve(cgroup, &scope, &err))
+		return sb_fail("policy reload", "%s", err.msg);
+	if (sb_kernel_open(&k, 0, &err))
+		return sb_fail("policy reload", "%s", err.msg);
+	if (sb_kernel_find(&k, scope.id, &id, &info)) {
+		sb_kernel_close(&k);
+		return sb_fail("policy reload", "cgroup %s is not a sandbox ('sandbox-bpf status' lists them)", scope.path);
+	}
+	o.policy_file = file ? file : (strcmp(info.policy_source, "<default>") ? info.policy_source : NULL);
+	o.folder = src->folder ? src->folder : info.folder;
+	o.home = src->opts.home_override;
+	o.anon_exec = (uint8_t)(info.flags & 0xff);
+	rc = sb_kpolicy_load(&o, &kp, &err);
+	if (!rc) {
+		rc = sb_kernel_reload(&k, id, kp.entries, kp.policy->hash, kp.source, &err);
+		if (!rc)
+			sb_kernel_info(&k, id, &info);
+	}
+	sb_kernel_close(&k);
+	if (rc)
+		return sb_fail("policy reload", "%s", err.msg);
+	if (json) {
+		cJSON *out = cJSON_CreateObject(), *notes;
+
+		cJSON_AddNumberToObject(out, "sandbox", id);
+		cJSON_AddStringToObject(out, "cgroup", scope.path);
+		cJSON_AddStringToObject(out, "policy", kp.source);
+		cJSON_AddStringToObject(out, "hash", kp.policy->hash);
+		cJSON_AddNumberToObject(out, "generation", info.counter);
+		notes = cJSON_AddArrayToObject(out, "notes");
+		for (i = 0; i < kp.entries->nnotes; i++)
+			cJSON_AddItemToArray(notes, cJSON_CreateString(kp.entries->notes[i]));
+		sb_print_json_line(stdout, out);
+	} else {
+		printf("sandbox %u (%s): now enforcing %s, hash %.16s, generation %u\n", id, scope.path, kp.source,
+		       kp.policy->hash, info.counter);
+		for (i = 0; i < kp.entries->nnotes; i++)
+			printf("note: %s\n", kp.entries->notes[i]);
+	}
+	sb_kpolicy_free(&kp);
+	return SB_EXIT_OK;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	struct sb_policy_source src = { 0 };
-	const char *sub, *file = NULL;
+	const char *sub, *file = NULL, *cgroup = NULL, *policy_opt = NULL;
 	bool srt = false, json = false;
 	char folder[4096];
 	int c;
@@ -155,8 +222,9 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return SB_EXIT_OK;
 	}
-	if (strcmp(sub, "check") && strcmp(sub, "show") && strcmp(sub, "import-srt"))
-		return sb_usage_error("policy", "unknown subcommand '%s': expected check, show or import-srt", sub);
+	if (strcmp(sub, "check") && strcmp(sub, "show") && strcmp(sub, "import-srt") && strcmp(sub, "reload"))
+		return sb_usage_error("policy", "unknown subcommand '%s': expected check, show, import-srt or reload",
+				      sub);
 	argc--;
 	argv++;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -179,6 +247,12 @@ int cmd_policy(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_CGROUP:
+			cgroup = optarg;
+			break;
+		case OPT_POLICY:
+			policy_opt = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return SB_EXIT_OK;
@@ -196,6 +270,15 @@ int cmd_policy(int argc, char **argv)
 		src.folder = folder;
 	}
 
+	if (!strcmp(sub, "reload")) {
+		if (!cgroup)
+			return sb_usage_error("policy", "reload needs --cgroup PATH");
+		if (file)
+			return sb_usage_error("policy", "reload takes the policy as --policy FILE");
+		return policy_reload(cgroup, policy_opt, &src, json);
+	}
+	if (cgroup || policy_opt)
+		return sb_usage_error("policy", "--cgroup and --policy belong to 'policy reload'");
 	if (!strcmp(sub, "check")) {
 		if (!file)
 			return sb_usage_error("policy", "check needs a FILE");

@@ -1,0 +1,310 @@
+#include "cmd_session.h"
+
+#include <bpf/libbpf.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kernel/events.h"
+
+static const char *hooks_label(uint32_t features)
+{
+	return features & SB_META_PATH_HOOKS ? "path_* hooks" : "inode_* fallback hooks (no CONFIG_SECURITY_PATH)";
+}
+
+int sb_session_start(struct sb_session *s, const struct sb_session_opts *o, struct sb_err *err)
+{
+	struct sb_info info;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->o = *o;
+	s->ring_fd = -1;
+	s->k.lock_fd = -1;
+	for (int i = 0; i < SB_KM__COUNT; i++)
+		s->k.fd[i] = -1;
+	rc = sb_cgroup_resolve(o->cgroup, &s->scope, err);
+	if (rc)
+		return rc;
+	/* Everything that can fail on the policy fails before the kernel is
+	 * touched. */
+	rc = sb_kpolicy_load(&o->kp, &s->kp, err);
+	if (rc)
+		return rc;
+	snprintf(s->hash, sizeof(s->hash), "%s", s->kp.policy->hash);
+	rc = sb_kernel_open(&s->k, SB_KOPEN_LOAD, err);
+	if (rc)
+		goto fail;
+	memset(&info, 0, sizeof(info));
+	info.owner_pid = (uint32_t)getpid();
+	info.flags = o->anon_exec;
+	info.attached_ns = (uint64_t)time(NULL);
+	snprintf(info.policy_source, sizeof(info.policy_source), "%s", s->kp.source);
+	snprintf(info.folder, sizeof(info.folder), "%s", s->kp.folder);
+	snprintf(info.hash, sizeof(info.hash), "%s", s->hash);
+	rc = sb_kernel_add(&s->k, &s->scope, s->kp.entries, &info, &s->id, err);
+	if (rc) {
+		sb_kernel_unpin_if_empty(&s->k, NULL);
+		goto fail;
+	}
+	/* This process is the broker: tasks of the sandbox may not signal or
+	 * ptrace it. */
+	sb_kernel_protect(&s->k, (uint32_t)getpid(), s->id, true);
+	s->ring_fd = sb_kernel_ring_fd(&s->k, s->id, err);
+	if (s->ring_fd < 0) {
+		rc = s->ring_fd;
+		s->ring_fd = -1;
+		sb_kernel_remove(&s->k, s->id, true, NULL, NULL);
+		goto fail;
+	}
+	return 0;
+fail:
+	sb_kernel_close(&s->k);
+	sb_kpolicy_free(&s->kp);
+	return rc;
+}
+
+void sb_session_print_attached(struct sb_session *s, const char *cmd)
+{
+	const struct sb_kentries *e = s->kp.entries;
+	size_t i;
+
+	s->cmd = cmd;
+	if (s->o.json) {
+		cJSON *o = cJSON_CreateObject(), *notes;
+
+		cJSON_AddStringToObject(o, "event", "attached");
+		cJSON_AddNumberToObject(o, "sandbox", s->id);
+		cJSON_AddStringToObject(o, "cgroup", s->scope.path);
+		cJSON_AddNumberToObject(o, "cgroup_id", (double)s->scope.id);
+		cJSON_AddStringToObject(o, "policy", s->kp.source);
+		cJSON_AddStringToObject(o, "hash", s->hash);
+		cJSON_AddStringToObject(o, "mode", s->kp.policy->mode == SB_MODE_AUDIT ? "audit" : "enforce");
+		cJSON_AddBoolToObject(o, "loaded", s->k.loaded);
+		cJSON_AddStringToObject(o, "hooks", s->k.features & SB_META_PATH_HOOKS ? "path" : "inode");
+		notes = cJSON_AddArrayToObject(o, "notes");
+		for (i = 0; i < e->nnotes; i++)
+			cJSON_AddItemToArray(notes, cJSON_CreateString(e->notes[i]));
+		sb_print_json_line(s->o.out, o);
+		fflush(s->o.out);
+		return;
+	}
+	fprintf(s->o.out, "sandbox-bpf %s: sandbox %u enforcing on %s (cgroup id %llu)\n", cmd, s->id, s->scope.path,
+		(unsigned long long)s->scope.id);
+	fprintf(s->o.out, "  policy %s, hash %.16s, mode %s\n", s->kp.source, s->hash,
+		s->kp.policy->mode == SB_MODE_AUDIT ? "audit (nothing is denied, everything is reported)" : "enforce");
+	if (s->k.loaded)
+		fprintf(s->o.out, "  loaded %d BPF-LSM programs (%s), pinned under %s\n", s->k.nprogs,
+			hooks_label(s->k.features), SB_PIN_DIR);
+	else
+		fprintf(s->o.out, "  adopted the programs pinned under %s (%s)\n", SB_PIN_DIR, hooks_label(s->k.features));
+	fprintf(s->o.out,
+		"  entries: %zu inode, %zu named-child, %zu chain, %zu name, %zu glob, %zu shell, %zu executable, %zu+%zu network\n",
+		sb_kv_count(e->inodes), sb_kv_count(e->children), sb_kv_count(e->chains), sb_kv_count(e->names),
+		e->nglobs, sb_kv_count(e->shell), sb_kv_count(e->xinodes), sb_kv_count(e->net4), sb_kv_count(e->net6));
+	for (i = 0; i < e->nnotes; i++)
+		fprintf(s->o.out, "  note: %s\n", e->notes[i]);
+	fflush(s->o.out);
+}
+
+static void print_line(struct sb_session *s, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void print_line(struct sb_session *s, const char *event, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->o.json) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "event", event);
+		cJSON_AddNumberToObject(o, "sandbox", s->id);
+		cJSON_AddStringToObject(o, "message", msg);
+		cJSON_AddStringToObject(o, "hash", s->hash);
+		sb_print_json_line(s->o.out, o);
+	} else {
+		fprintf(s->o.out, "sandbox-bpf %s: %s\n", s->cmd ? s->cmd : "attach", msg);
+	}
+	fflush(s->o.out);
+}
+
+int sb_session_reload(struct sb_session *s, struct sb_err *err)
+{
+	struct sb_kpolicy_opts o = s->o.kp;
+	struct sb_kpolicy kp;
+	int rc;
+
+	/* The same source as at attach: the file given, else the folder's. */
+	if (strcmp(s->kp.source, "<default>"))
+		o.policy_file = s->kp.source;
+	o.folder = s->kp.folder;
+	rc = sb_kpolicy_load(&o, &kp, err);
+	if (rc)
+		return rc;
+	rc = sb_kernel_reload(&s->k, s->id, kp.entries, kp.policy->hash, kp.source, err);
+	if (rc) {
+		sb_kpolicy_free(&kp);
+		return rc;
+	}
+	sb_kpolicy_free(&s->kp);
+	s->kp = kp;
+	snprintf(s->hash, sizeof(s->hash), "%s", kp.policy->hash);
+	return 0;
+}
+
+struct stream_ctx {
+	struct sb_session *s;
+	const struct sb_session_hooks *h;
+};
+
+static int on_event(const struct sb_kevent *ev, void *arg)
+{
+	struct sb_session *s = ((struct stream_ctx *)arg)->s;
+
+	if (s->o.quiet)
+		return 0;
+	if (s->o.json) {
+		sb_print_json_line(s->o.out, sb_event_to_json(ev, s->kp.policy));
+	} else {
+		char line[2048];
+
+		sb_event_format(ev, s->kp.policy, line, sizeof(line));
+		fprintf(s->o.out, "%s\n", line);
+	}
+	fflush(s->o.out);
+	return 0;
+}
+
+static int drain_sample(void *arg, void *data, size_t size)
+{
+	struct sb_kevent ev;
+
+	if (size < sizeof(ev))
+		return 0;
+	memcpy(&ev, data, sizeof(ev));
+	return on_event(&ev, arg);
+}
+
+static int on_signal(int sig, int code, void *arg)
+{
+	struct stream_ctx *c = arg;
+	struct sb_session *s = c->s;
+	struct sb_err err = { { 0 } };
+
+	if (c->h && c->h->on_signal) {
+		int r = c->h->on_signal(sig, code, c->h->arg);
+
+		if (r >= 0)
+			return r;
+	}
+	if (sig == SIGCHLD)
+		return 0;
+	if (sig == SIGHUP) {
+		if (sb_session_reload(s, &err))
+			print_line(s, "reload-failed", "policy reload failed, the previous policy stays in force: %s",
+				   err.msg);
+		else
+			print_line(s, "reloaded", "policy reloaded from %s (hash %.16s)", s->kp.source, s->hash);
+		return 0;
+	}
+	return 1;
+}
+
+static int on_tick(void *arg)
+{
+	struct sb_session *s = ((struct stream_ctx *)arg)->s;
+	struct sb_info info;
+
+	if (sb_kernel_info(&s->k, s->id, &info) || info.cgroup_id != s->scope.id) {
+		print_line(s, "detached", "sandbox %u was removed by another process (detach); stopping", s->id);
+		s->id = 0;
+		return 1;
+	}
+	if (strcmp(info.hash, s->hash)) {
+		/* Reloaded by 'policy reload': rename rules from the new policy. */
+		struct sb_kpolicy_opts o = s->o.kp;
+		struct sb_kpolicy kp;
+		struct sb_err err = { { 0 } };
+
+		o.policy_file = strcmp(info.policy_source, "<default>") ? info.policy_source : NULL;
+		o.folder = info.folder;
+		snprintf(s->hash, sizeof(s->hash), "%s", info.hash);
+		if (sb_kpolicy_load(&o, &kp, &err) == 0) {
+			sb_kpolicy_free(&s->kp);
+			s->kp = kp;
+		}
+		print_line(s, "reloaded", "policy reloaded by another process (hash %.16s)", info.hash);
+	}
+	return 0;
+}
+
+static int on_extra(void *arg)
+{
+	struct stream_ctx *c = arg;
+
+	return c->h->on_extra(c->h->arg);
+}
+
+int sb_session_stream(struct sb_session *s, const struct sb_session_hooks *h, struct sb_err *err)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, 0 };
+	struct stream_ctx c = { .s = s, .h = h };
+	struct sb_evloop_ops ops = {
+		.on_event = on_event,
+		.on_signal = on_signal,
+		.on_tick = on_tick,
+		.extra_fd = h ? h->extra_fd : -1,
+		.on_extra = h && h->on_extra ? on_extra : NULL,
+		.arg = &c,
+	};
+
+	if (!s->cmd)
+		s->cmd = "attach";
+	return sb_evloop_run(s->ring_fd, sigs, &ops, err);
+}
+
+void sb_session_drain(struct sb_session *s)
+{
+	struct stream_ctx c = { .s = s };
+	struct ring_buffer *rb;
+
+	if (s->ring_fd < 0)
+		return;
+	rb = ring_buffer__new(s->ring_fd, drain_sample, &c, NULL);
+	if (!rb)
+		return;
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+}
+
+void sb_session_end(struct sb_session *s, bool remove)
+{
+	struct sb_err err = { { 0 } };
+
+	if (s->ring_fd >= 0)
+		close(s->ring_fd);
+	s->ring_fd = -1;
+	if (s->id) {
+		sb_kernel_protect(&s->k, (uint32_t)getpid(), s->id, false);
+		if (remove) {
+			if (sb_kernel_remove(&s->k, s->id, true, NULL, &err))
+				print_line(s, "error", "removing sandbox %u failed: %s", s->id, err.msg);
+		} else {
+			sb_kernel_set_owner(&s->k, s->id, 0);
+			print_line(s, "stopped",
+				   "stopped streaming events; sandbox %u stays enforced on %s ('sandbox-bpf detach --cgroup %s' removes it)",
+				   s->id, s->scope.path, s->scope.path);
+		}
+	}
+	sb_kernel_close(&s->k);
+	sb_kpolicy_free(&s->kp);
+}
