@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "generation.h"
+#include "probe/probe.h"
 #include "sandbox.skel.h"
 
 #ifndef BPF_FS_MAGIC
@@ -241,24 +242,33 @@ static void select_programs(struct sandbox_bpf *s, uint32_t *features)
 	btf__free(btf);
 }
 
-/* When bpf is not an active LSM, programs load and attach but never run. */
+/* When bpf is not an active LSM, programs load and attach but never run,
+ * and the LSM list is not always readable (securityfs unmounted, and we do
+ * not mount it on the user's system). So prove it the way doctor does:
+ * attach a probe program scoped to this process, trigger it, and check it
+ * ran. Anything but "works" stops here: never attach programs that would
+ * leave the sandbox silently unconfined. */
 static int check_lsm_active(struct sb_err *err)
 {
+	struct sb_probe_bpf_lsm probe;
 	char buf[512] = "";
+	const char *list = NULL;
 	int fd, n;
 
-	/* Without securityfs mounted we cannot tell (and do not mount it on
-	 * the user's system); 'sandbox-bpf doctor' tests by triggering. */
 	fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = (int)read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	if (n > 0 && !strstr(buf, "bpf"))
+	if (fd >= 0) {
+		n = (int)read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		if (n > 0)
+			list = buf;
+	}
+	if (sb_probe_bpf_lsm(list, &probe))
+		return sb_errf(err, -EIO, "cannot probe whether BPF-LSM programs run here; 'sandbox-bpf doctor' explains");
+	if (probe.state != SB_BPF_LSM_WORKS)
 		return sb_errf(err, -ENOTSUP,
-			       "BPF-LSM is not active in this kernel (active LSMs: %s): programs would attach but never run. Boot with lsm=...,bpf (CONFIG_BPF_LSM=y); 'sandbox-bpf doctor' explains",
-			       buf);
+			       "BPF-LSM programs do not run here (%s: %s). %s Nothing was attached and nothing runs unconfined",
+			       sb_bpf_lsm_state_name(probe.state), probe.res.detail, probe.res.remedy);
 	return 0;
 }
 
