@@ -6,11 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The next path component at or after p (skipping '/'), with its length
+ * in *len; NULL at the end of the string. */
+static const char *next_comp(const char *p, size_t *len)
+{
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return NULL;
+	*len = strcspn(p, "/");
+	return p;
+}
+
 int sb_path_normalize(const char *path, const char *base, char *out, size_t out_len)
 {
 	char buf[SB_PATH_MAX * 2 + 2];
-	size_t n = 0, plen, blen;
-	const char *p, *end;
+	size_t n = 0, plen, blen, clen = 0;
+	const char *p;
 
 	if (!path || out_len < 2)
 		return -EINVAL;
@@ -35,18 +47,7 @@ int sb_path_normalize(const char *path, const char *base, char *out, size_t out_
 	/* Build the result component by component; ".." pops back to the
 	 * previous '/', and never past the root. */
 	out[0] = '\0';
-	p = buf;
-	while (*p) {
-		size_t clen;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchr(p, '/');
-		if (!end)
-			end = p + strlen(p);
-		clen = (size_t)(end - p);
+	for (p = next_comp(buf, &clen); p; p = next_comp(p + clen, &clen)) {
 		if (clen == 1 && p[0] == '.') {
 			/* skip */
 		} else if (clen == 2 && p[0] == '.' && p[1] == '.') {
@@ -63,7 +64,6 @@ int sb_path_normalize(const char *path, const char *base, char *out, size_t out_
 			n += clen;
 			out[n] = '\0';
 		}
-		p = end;
 	}
 	if (n == 0) {
 		out[0] = '/';
@@ -123,25 +123,16 @@ void sb_pathpat_free(struct sb_pathpat *pat)
  * its meaning depends on what the wildcard matched. */
 static int split_pattern(struct sb_pathpat *pat, struct sb_err *err)
 {
-	const char *p = pat->text;
-	size_t cap = 8;
+	const char *p;
+	size_t cap = 8, clen = 0;
 
 	pat->comps = calloc(cap, sizeof(*pat->comps));
 	pat->literal = calloc(cap, sizeof(*pat->literal));
 	if (!pat->comps || !pat->literal)
 		return -ENOMEM;
-	while (*p) {
-		const char *end;
-		char *c;
+	for (p = next_comp(pat->text, &clen); p; p = next_comp(p + clen, &clen)) {
+		char *c = strndup(p, clen);
 
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchr(p, '/');
-		if (!end)
-			end = p + strlen(p);
-		c = strndup(p, (size_t)(end - p));
 		if (!c)
 			return -ENOMEM;
 		if (!strcmp(c, ".") || !strcmp(c, "..")) {
@@ -178,7 +169,6 @@ static int split_pattern(struct sb_pathpat *pat, struct sb_err *err)
 		if (pat->literal[pat->ncomps])
 			sb_glob_unescape(c);
 		pat->comps[pat->ncomps++] = c;
-		p = end;
 	}
 	return 0;
 }
@@ -313,29 +303,19 @@ int sb_pathpat_match(const struct sb_pathpat *pat, const char *path)
 {
 	const char *tc[SB_PATH_MAX / 2 + 1];
 	size_t tl[SB_PATH_MAX / 2 + 1];
-	size_t nt = 0, P = pat->ncomps, i, j;
-	const char *p = path;
+	size_t nt = 0, P = pat->ncomps, i, j, clen = 0;
+	const char *p;
 	int *best, result;
 	char comp[SB_PATH_MAX + 1];
 
 	if (!path || path[0] != '/')
 		return -1;
-	while (*p) {
-		const char *end;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		end = strchr(p, '/');
-		if (!end)
-			end = p + strlen(p);
+	for (p = next_comp(path, &clen); p; p = next_comp(p + clen, &clen)) {
 		if (nt == sizeof(tc) / sizeof(tc[0]))
 			return -1;
 		tc[nt] = p;
-		tl[nt] = (size_t)(end - p);
+		tl[nt] = clen;
 		nt++;
-		p = end;
 	}
 
 	best = malloc((P + 1) * (nt + 1) * sizeof(*best));

@@ -128,6 +128,32 @@ static unsigned rnd(unsigned *s)
 
 static const char *const tiers[] = { "allow", "observe", "escalate", "deny" };
 
+/* Appends the four tier lists (entries already quoted and comma-joined)
+ * to json and closes it. The tiers are emitted in an order that changes
+ * with round, so ties are never resolved by rule order by accident. */
+#define LIST_LEN 8192
+
+static void finish_policy(char *json, size_t len, char lists[][LIST_LEN], int round)
+{
+	int i, k = 0;
+
+	for (i = 0; i < 4; i++) {
+		int t = (i + round) % 4;
+
+		if (!lists[t][0])
+			continue;
+		snprintf(json + strlen(json), len - strlen(json), "%s\"%s\":[%s]", k++ ? "," : "", tiers[t],
+			 lists[t]);
+	}
+	strncat(json, "}}", len - strlen(json) - 1);
+}
+
+/* Appends one quoted entry to a comma-separated list. */
+static void add_entry(char *list, size_t len, const char *entry)
+{
+	snprintf(list + strlen(list), len - strlen(list), "%s\"%s\"", list[0] ? "," : "", entry);
+}
+
 /* Random address/port rules; then for many addresses, the compiled LPM +
  * port segments must give the classifier's tier. */
 static void test_net_differential(void **state)
@@ -138,11 +164,11 @@ static void test_net_differential(void **state)
 	(void)state;
 	for (round = 0; round < 60; round++) {
 		char json[16384] = "{\"version\":1,\"network\":{";
-		char lists[4][8192] = { "", "", "", "" };
+		char lists[4][LIST_LEN] = { "", "", "", "" };
 		struct sb_policy *p;
 		struct sb_compiled *c;
 		struct sb_err err = { { 0 } };
-		int nrules = 1 + (int)(rnd(&seed) % 14), i, t, k;
+		int nrules = 1 + (int)(rnd(&seed) % 14), i, t;
 
 		for (i = 0; i < nrules; i++) {
 			char e[96], port[32] = "";
@@ -166,19 +192,9 @@ static void test_net_differential(void **state)
 				snprintf(e, sizeof(e), "%u.%u.%u.%u/%d%s", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
 					 prefix, port);
 			t = (int)(rnd(&seed) % 4);
-			snprintf(lists[t] + strlen(lists[t]), sizeof(lists[t]) - strlen(lists[t]), "%s\"%s\"",
-				 lists[t][0] ? "," : "", e);
+			add_entry(lists[t], sizeof(lists[t]), e);
 		}
-		/* Emit the tiers in a random order so ties are not resolved by
-		 * rule order by accident. */
-		for (i = 0, k = 0; i < 4; i++) {
-			t = (i + round) % 4;
-			if (!lists[t][0])
-				continue;
-			snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"%s\":[%s]", k++ ? "," : "",
-				 tiers[t], lists[t]);
-		}
-		strcat(json, "}}");
+		finish_policy(json, sizeof(json), lists, round);
 		p = parse(json);
 		assert_int_equal(sb_policy_compile(p, &c, &err), 0);
 		for (i = 0; i < 400; i++) {
@@ -222,11 +238,11 @@ static void test_shell_differential(void **state)
 	(void)state;
 	for (round = 0; round < 80; round++) {
 		char json[8192] = "{\"version\":1,\"shell\":{";
-		char lists[4][4096] = { "", "", "", "" };
+		char lists[4][LIST_LEN] = { "", "", "", "" };
 		struct sb_policy *p;
 		struct sb_compiled *c;
 		struct sb_err err = { { 0 } };
-		int n = 1 + (int)(rnd(&seed) % 10), i, t, k;
+		int n = 1 + (int)(rnd(&seed) % 10), i, t;
 
 		for (i = 0; i < n; i++) {
 			char pat[128] = "";
@@ -240,19 +256,9 @@ static void test_shell_differential(void **state)
 			if (rnd(&seed) % 3)
 				strcat(pat, rnd(&seed) % 2 ? "*" : " *");
 			t = (int)(rnd(&seed) % 4);
-			snprintf(lists[t] + strlen(lists[t]), sizeof(lists[t]) - strlen(lists[t]), "%s\"%s\"",
-				 lists[t][0] ? "," : "", pat);
+			add_entry(lists[t], sizeof(lists[t]), pat);
 		}
-		/* Emit the tiers in a random order so ties are not resolved by
-		 * rule order by accident. */
-		for (i = 0, k = 0; i < 4; i++) {
-			t = (i + round) % 4;
-			if (!lists[t][0])
-				continue;
-			snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"%s\":[%s]", k++ ? "," : "",
-				 tiers[t], lists[t]);
-		}
-		strcat(json, "}}");
+		finish_policy(json, sizeof(json), lists, round);
 		p = parse(json);
 		assert_int_equal(sb_policy_compile(p, &c, &err), 0);
 		for (i = 0; i < 300; i++) {
