@@ -21,14 +21,16 @@ GITREV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
+# override: a CFLAGS given on the command line (make fuzz does that) only
+# replaces the optimisation flags, never the warnings and include paths.
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-strict-aliasing \
             -Ipolicy -Iuserspace -Ibpf -I$(BUILD) -I$(BUILD)/bpf \
             -DSB_VERSION='"$(VERSION)"' -DSB_GITREV='"$(GITREV)"'
 LDLIBS   += -lbpf -lelf -lz -lcjson -lsqlite3 -lsodium -lpthread
 
 ifeq ($(SAN),1)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS  += -fsanitize=address,undefined
+override CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=address,undefined
 endif
 
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
