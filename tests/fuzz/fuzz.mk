@@ -9,7 +9,7 @@ FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS    := $(patsubst %,build-fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_REPLAY_BINS := $(patsubst %,$(BUILD)/tests/fuzz_replay_%,$(FUZZ_NAMES))
 FUZZ_SECONDS ?= 20
-FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN) -Ipolicy -Iuserspace -Ibpf -Ibuild-fuzz -Ibuild-fuzz/bpf \
+FUZZ_CFLAGS  := -g -O1 -std=gnu11 -D_GNU_SOURCE $(WARN_COMMON) -Ipolicy -Iuserspace -Ibpf -Ibuild-fuzz -Ibuild-fuzz/bpf \
                 -DSB_VERSION='"$(VERSION)"' -DSB_GITREV='"$(GITREV)"' \
                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
