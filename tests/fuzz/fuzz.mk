@@ -36,5 +36,5 @@ fuzz-smoke: fuzz
 			-artifact_prefix=build-fuzz/crash-$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n \
 			>build-fuzz/fuzz-$$n.log 2>&1 \
 		|| { tail -n 40 build-fuzz/fuzz-$$n.log; echo "fuzz target $$n found a crash: see build-fuzz/crash-$$n-*"; exit 1; }; \
-		grep -E '^#[0-9]+ *DONE' build-fuzz/fuzz-$$n.log | tail -n 1; \
+		grep -E '^#[0-9]+[[:space:]]+DONE' build-fuzz/fuzz-$$n.log | tail -n 1; \
 	done
