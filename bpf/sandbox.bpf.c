@@ -20,10 +20,19 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define EPERM 1
+#define ERESTARTNOINTR 513
 #define SIGKILL 9
+#define SIGCONT 18
+#define SIGSTOP 19
+#define PF_EXITING 0x00000004
+#define PF_IO_WORKER 0x00000010
+#define PF_KTHREAD 0x00200000
 #define AF_UNIX 1
 #define AF_INET 2
 #define AF_INET6 10
+#define AF_UNSPEC 0
+#define AF_NETLINK 16
+#define S_IFBLK 0060000
 #define FMODE_READ 0x1
 #define FMODE_WRITE 0x2
 #define FMODE_EXEC 0x20
@@ -199,6 +208,32 @@ struct {
 	__array(values, struct sb_ring);
 } sb_rings SEC(".maps");
 
+/* Holds (docs/kernel.md, "Holds"): the kernel writes sb_hold and
+ * sb_held, the broker writes sb_verdict and deletes what is resolved. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SB_HOLD_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sb_hold_key);
+	__type(value, struct sb_hold);
+} sb_hold SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SB_HOLD_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sb_verdict_key);
+	__type(value, struct sb_verdict);
+} sb_verdict SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SB_HOLD_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);	/* tid */
+	__type(value, struct sb_held);
+} sb_held SEC(".maps");
+
 /* Per-task scratch: too big for the 512-byte stack, and per-CPU memory is
  * not safe here (a preempted or sleeping program would share it). The
  * heavy code works on it through global functions, which the verifier
@@ -232,7 +267,8 @@ struct sb_walk {
 	__u64 mnt;		/* struct mount *, 0 when the hook has no vfsmount */
 	__u32 sbgen;
 	__u32 nlev;		/* levels walked including the root */
-	__u8 done, partial, move, pad0;
+	__u8 done, partial, move;
+	__u8 unwalked;		/* decided without a walk: dentry/mnt kept for the event's path */
 	__u8 trigmask;		/* bit SB_PT_WRITE, bit SB_PT_READ */
 	__u8 has_names;
 	__u8 nglobs;
@@ -297,6 +333,20 @@ struct sb_scratch {
 	__u32 pathpos;
 	__u8 pathflags;
 	__u8 pad[7];
+	/* holds: the request being held, and this thread's grant chain */
+	struct sb_hold_key hk;
+	struct sb_hold hv;
+	__u64 hash;		/* FNV-1a state while hashing s->path */
+	__u32 hlen;
+	__u32 pad2;
+	__u64 hchain;		/* the chain of grants this thread used last */
+	__u64 hchain_ns;	/* when it last used one */
+	__u64 hchain_sig;	/* the syscall it was used in (sb_syscall_sig) */
+	__u64 hhold_seq;	/* the request it is held for now (0: none) */
+	__u64 hhold_chain;	/* that request's chain */
+	__u64 xgrant_ns;	/* bprm_check let this exec through on a verdict... */
+	__u32 xgrant_rule;	/* ...for this binary-level rule (committed_creds honours it) */
+	__u32 pad3;
 };
 
 struct {
@@ -456,6 +506,8 @@ static __always_inline void sb_ev_fill(struct sb_ctx *c, struct sb_kevent *ev, _
 	ev->seq = g ? __sync_fetch_and_add(&g->seq, 1) : 0;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->start_ns = BPF_CORE_READ(t, start_boottime);
+	ev->ident = 0;
 	ev->pid = (__u32)pidtgid;
 	ev->tgid = pidtgid >> 32;
 	ev->ppid = BPF_CORE_READ(t, real_parent, tgid);
@@ -488,15 +540,16 @@ static __always_inline int sb_outcome(struct sb_ctx *c, __u8 tier, __u8 *action)
 	if (tier == SB_K_ESCALATE) {
 		if (k)
 			__sync_fetch_and_add(&k->escalated, 1);
-		/* Hold point: the broker issue turns this into "record the
-		 * pending key, SIGSTOP, return -ERESTARTNOINTR" when
-		 * SB_CFG_HOLD is set; until then escalate denies. */
+		/* Reached when the task is not held (holds off, or a task that
+		 * cannot be held: sb_can_hold): escalate denies. */
 		*action = audit ? SB_ACT_AUDIT : SB_ACT_ESCALATED;
 		return audit ? 0 : -EPERM;
 	}
 	if (k)
 		__sync_fetch_and_add(&k->allowed, 1);
-	*action = tier == SB_K_OBSERVE ? SB_ACT_OBSERVED : 0;
+	/* Audit mode reports allows too: the audit chain stores them one by
+	 * one there (docs/audit.md); otherwise they are only counted. */
+	*action = tier == SB_K_OBSERVE ? SB_ACT_OBSERVED : audit ? SB_ACT_ALLOWED : 0;
 	return 0;
 }
 
@@ -553,6 +606,247 @@ static __always_inline int sb_fail_closed(struct sb_ctx *c)
 static __always_inline struct sb_scratch *sb_s(void)
 {
 	return bpf_task_storage_get(&sb_scratch, bpf_get_current_task_btf(), 0, 0);
+}
+
+/* ---- holds ------------------------------------------------------------- */
+
+#define SB_FNV_OFFSET 0xcbf29ce484222325ULL
+#define SB_FNV_PRIME 0x100000001b3ULL
+
+static __always_inline __u64 sb_fnv(__u64 h, __u64 byte)
+{
+	return (h ^ (byte & 0xff)) * SB_FNV_PRIME;
+}
+
+/* One byte of s->path into s->hash (loop state in the scratch, as for
+ * every bpf_loop here). */
+__noinline int sb_hash_g(__u32 i)
+{
+	struct sb_scratch *s = sb_s();
+
+	if (!s || i >= s->hlen || i >= SB_EV_PATH)
+		return 1;
+	s->hash = sb_fnv(s->hash, (__u8)s->path[SB_MASK(i, 511)]);
+	return 0;
+}
+
+static long sb_hash_cb(__u32 i, void *arg)
+{
+	return sb_hash_g(i) ? 1 : 0;
+}
+
+/* The identity of a request: trigger + object. A restarted syscall asks
+ * for the same object again and so finds its hold. */
+static __always_inline __u64 sb_hash_path(struct sb_scratch *s, __u8 trig, __u32 len)
+{
+	s->hash = sb_fnv(SB_FNV_OFFSET, trig);
+	s->hlen = len;
+	bpf_loop(SB_EV_PATH, sb_hash_cb, NULL, 0);
+	return s->hash;
+}
+
+static __always_inline bool sb_hold_enabled(struct sb_ctx *c)
+{
+	return c->cfg && (c->cfg->flags & SB_CFG_HOLD) && !(c->cfg->flags & SB_CFG_AUDIT);
+}
+
+/* A task can be held when the hook's error goes straight back to the
+ * syscall it came from, so -ERESTARTNOINTR restarts it: not kernel
+ * threads or io_uring workers, not io_uring_enter (an operation's error
+ * goes to its completion entry) or sendmmsg (a partial batch drops it), and
+ * not a traced task (its tracer could swallow the SIGSTOP). Those are
+ * denied instead. */
+static __always_inline bool sb_can_hold(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (t->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING))
+		return false;
+	if (t->ptrace)
+		return false;
+#ifdef __TARGET_ARCH_x86
+	{
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		long nr = regs ? BPF_CORE_READ(regs, orig_ax) : -1;
+
+		if (nr < 0 || nr == 426 /* io_uring_enter */ || nr == 307 /* sendmmsg */)
+			return false;
+	}
+#endif
+	return true;
+}
+
+enum { SB_H_NEW = 1, SB_H_AGAIN, SB_H_ALLOW, SB_H_DENY, SB_H_FAIL };
+
+/* The current syscall as user space made it: number, arguments, return
+ * address and stack. The rest of one syscall (its next hook, its restart
+ * after a hold) has the same signature however long it was preempted; a
+ * different call has another one (unless it repeats the same call from
+ * the same place with the same arguments). 0 where unknown. */
+static __always_inline __u64 sb_syscall_sig(void)
+{
+	__u64 h = SB_FNV_OFFSET;
+#ifdef __TARGET_ARCH_x86
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 v[9];
+	int i;
+
+	if (!r)
+		return 0;
+	v[0] = BPF_CORE_READ(r, orig_ax);
+	v[1] = BPF_CORE_READ(r, ip);
+	v[2] = BPF_CORE_READ(r, sp);
+	v[3] = BPF_CORE_READ(r, di);
+	v[4] = BPF_CORE_READ(r, si);
+	v[5] = BPF_CORE_READ(r, dx);
+	v[6] = BPF_CORE_READ(r, r10);
+	v[7] = BPF_CORE_READ(r, r8);
+	v[8] = BPF_CORE_READ(r, r9);
+	for (i = 0; i < 9; i++)
+		h = (h ^ v[i]) * SB_FNV_PRIME;
+	return h | 1;
+#else
+	return 0;
+#endif
+}
+
+/* This thread is still in the syscall its last grant was used in: within
+ * SB_HOLD_GRANT_NS of that use, or with the same syscall signature within
+ * SB_HOLD_SAME_CALL_NS (a preempted syscall under load). */
+static __always_inline bool sb_chain_fresh(struct sb_scratch *s, __u64 now, __u64 sig)
+{
+	if (now - s->hchain_ns < SB_HOLD_GRANT_NS)
+		return true;
+	return sig && sig == s->hchain_sig && now - s->hchain_ns < SB_HOLD_SAME_CALL_NS;
+}
+
+static __always_inline void sb_held_mark(__u32 tid, __u64 seq, __u64 start)
+{
+	struct sb_held hd = { .seq = seq, .start_ns = start };
+
+	bpf_map_update_elem(&sb_held, &tid, &hd, BPF_ANY);
+}
+
+/* The hold state machine for the request in s->hk / s->hv.ev (filled by
+ * the caller, seq already taken). Returns SB_H_*:
+ *   NEW    first time: recorded, SIGSTOP sent, the caller pushes the event
+ *   AGAIN  back without a verdict (a stray SIGCONT): stopped again, no event
+ *   ALLOW, DENY  the broker's verdict for exactly this request
+ *   FAIL   cannot hold (map full, signal refused): the caller denies
+ * committed: held after exec's point of no return; never restarts, so
+ * there is nothing to look up. */
+static __always_inline int sb_hold_decide(struct sb_scratch *s, bool committed)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns(), start = BPF_CORE_READ(t, start_boottime), seq, sig = sb_syscall_sig();
+	__u32 tid = s->hk.tid;
+	struct sb_hold *h = NULL;
+	struct sb_held *hd;
+
+	if (!committed)
+		h = bpf_map_lookup_elem(&sb_hold, &s->hk);
+	if (h && h->ev.start_ns == start) {
+		struct sb_verdict_key vk = { .tid = tid, .seq = h->ev.seq };
+		struct sb_verdict *v = bpf_map_lookup_elem(&sb_verdict, &vk);
+
+		if (!v) {
+			if (bpf_send_signal(SIGSTOP))
+				return SB_H_FAIL;
+			sb_held_mark(tid, h->ev.seq, start);
+			s->hhold_seq = h->ev.seq;
+			s->hhold_chain = h->chain;
+			return SB_H_AGAIN;
+		}
+		if (!h->used) {
+			/* First use. A hold made while this thread's chain was
+			 * running (the same syscall's next object) continues
+			 * it; anything else starts a chain. */
+			h->used = 1;
+			h->used_ns = now;
+			if (!h->chain || h->chain != s->hchain) {
+				s->hchain = h->ev.seq;
+				h->chain = h->ev.seq;
+			}
+			s->hchain_ns = now;
+			s->hchain_sig = sig;
+			s->hhold_seq = 0;
+			s->hhold_chain = 0;
+			hd = bpf_map_lookup_elem(&sb_held, &tid);
+			if (hd && hd->seq == h->ev.seq)
+				bpf_map_delete_elem(&sb_held, &tid);
+			return v->verdict == SB_VERDICT_ALLOW ? SB_H_ALLOW : SB_H_DENY;
+		}
+		/* Used before: still good within its syscall (the chain is
+		 * fresh, or held for its next object); otherwise a repeat,
+		 * which is a new request. */
+		if (h->chain == s->hchain &&
+		    (sb_chain_fresh(s, now, sig) || (s->hhold_seq && s->hhold_chain == s->hchain)))
+			return v->verdict == SB_VERDICT_ALLOW ? SB_H_ALLOW : SB_H_DENY;
+		bpf_map_delete_elem(&sb_verdict, &vk);
+	}
+	seq = s->hv.ev.seq;
+	s->hv.ev.start_ns = start;
+	s->hv.ev.ident = s->hk.ident;
+	s->hv.chain = (s->hchain && sb_chain_fresh(s, now, sig)) ? s->hchain : 0;
+	s->hv.used = 0;
+	s->hv.used_ns = 0;
+	s->hv.committed = committed;
+	if (bpf_map_update_elem(&sb_hold, &s->hk, &s->hv, BPF_ANY))
+		return SB_H_FAIL;
+	if (bpf_send_signal(SIGSTOP)) {
+		bpf_map_delete_elem(&sb_hold, &s->hk);
+		return SB_H_FAIL;
+	}
+	sb_held_mark(tid, seq, start);
+	s->hhold_seq = seq;
+	s->hhold_chain = s->hv.chain;
+	return SB_H_NEW;
+}
+
+/* Runs the state machine for the event in s->hv.ev and accounts for it.
+ * Returns the SB_H_* result; for NEW the event has been pushed (or counted
+ * lost: the broker finds the hold in sb_hold anyway). */
+static __always_inline int sb_hold_run(struct sb_ctx *c, struct sb_scratch *s, bool committed)
+{
+	struct sb_counters *k = sb_counter(c);
+	int h = sb_hold_decide(s, committed);
+	__u32 id = c->id;
+	void *ring;
+
+	if (h == SB_H_NEW) {
+		if (k)
+			__sync_fetch_and_add(&k->escalated, 1);
+		ring = bpf_map_lookup_elem(&sb_rings, &id);
+		if ((!ring || bpf_ringbuf_output(ring, &s->hv.ev, sizeof(s->hv.ev), 0)) && k)
+			__sync_fetch_and_add(&k->lost, 1);
+	} else if (h == SB_H_ALLOW && k) {
+		__sync_fetch_and_add(&k->allowed, 1);
+	} else if (h == SB_H_DENY && k) {
+		__sync_fetch_and_add(&k->denied, 1);
+	}
+	return h;
+}
+
+static __always_inline int sb_hold_ret(int h)
+{
+	if (h == SB_H_ALLOW)
+		return 0;
+	if (h == SB_H_DENY)
+		return -EPERM;
+	return -ERESTARTNOINTR;
+}
+
+/* Whether a task is held (for task_kill and ptrace from inside). */
+static __always_inline bool sb_task_held(struct task_struct *t)
+{
+	__u32 tid;
+	struct sb_held *hd;
+
+	if (!t)
+		return false;
+	tid = BPF_CORE_READ(t, pid);
+	hd = bpf_map_lookup_elem(&sb_held, &tid);
+	return hd && hd->start_ns == BPF_CORE_READ(t, start_boottime);
 }
 
 /* ---- path walk --------------------------------------------------------- */
@@ -715,7 +1009,14 @@ __noinline int sb_level_g(__u32 i)
 				break;
 			mp = BPF_CORE_READ(next_m, mnt_parent);
 			if (mp == next_m) {
-				root = 1;
+				/* The root of a namespace or a detached mount
+				 * (open_tree(OPEN_TREE_CLONE)): when it shows a
+				 * subdirectory, go on up inside its filesystem
+				 * so rules on the directories above still apply
+				 * (red team: a clone of a subdirectory of a
+				 * protected tree). */
+				if (mroot == BPF_CORE_READ(mroot, d_sb, s_root))
+					root = 1;
 				break;
 			}
 			named = BPF_CORE_READ(next_m, mnt_mountpoint);
@@ -726,6 +1027,12 @@ __noinline int sb_level_g(__u32 i)
 			if (parent == named) {
 				root = 1;
 				w->partial = 1;
+				/* A disconnected dentry (open_by_handle_at) is
+				 * its own parent without being the filesystem's
+				 * root: its ancestors are unknown, so the walk is
+				 * incomplete and the decision denies. */
+				if (named != BPF_CORE_READ(named, d_sb, s_root))
+					return 1;
 			}
 		}
 	} else if (parent == d) {
@@ -948,9 +1255,15 @@ static __always_inline int sb_decide_path(struct sb_ctx *c, struct dentry *dentr
 				if (need & (1 << t))
 					res[t] = s->w.res[t];
 			}
+			s->w.unwalked = 0;
 		} else {
 			s->w.nlev = 0;
 			s->w.done = 0;
+			s->w.dentry = (__u64)dentry;
+			s->w.mnt = (__u64)mnt;
+			s->w.sbgen = c->sbgen;
+			s->w.move = move;
+			s->w.unwalked = 1;
 		}
 		r = sb_refresh(c);
 		if (r < 0)
@@ -1054,19 +1367,64 @@ static __always_inline void sb_path_from_dpath(struct sb_scratch *s, const struc
 	}
 }
 
+/* The event's path: bpf_d_path where the hook allows it, else the walk's
+ * levels (walking now when the decision needed no walk). */
+static __always_inline void sb_event_path(struct sb_scratch *s, const struct path *dpath)
+{
+	if (dpath) {
+		sb_path_from_dpath(s, dpath);
+		return;
+	}
+	if (s->w.unwalked) {
+		s->w.trigmask = 0;	/* names only: no rule is looked at */
+		s->w.has_names = 0;
+		s->w.nglobs = 0;
+		sb_walk_g();
+		s->w.unwalked = 0;
+	}
+	sb_path_from_walk(s);
+}
+
+/* Escalate with holds on: hold the task until the broker's verdict for
+ * this (thread, trigger, path). Returns 1 when it could not be held (the
+ * caller denies as before), else the syscall's return value in *ret. */
+static __always_inline int sb_hold_path(struct sb_ctx *c, struct sb_res *r, __u8 op, const struct path *dpath,
+					int *ret)
+{
+	struct sb_scratch *s = c->s;
+	int h;
+
+	if (!s || !sb_hold_enabled(c) || !sb_can_hold())
+		return 1;
+	sb_event_path(s, dpath);
+	sb_ev_fill(c, &s->hv.ev, SB_EVK_PATH, SB_ACT_ESCALATED, r->tier, r->trig, r->rule, -ERESTARTNOINTR);
+	s->hv.ev.op = op;
+	s->hv.ev.flags = s->pathflags | SB_EVF_HELD;
+	s->hv.ev.path.len = s->pathlen;
+	bpf_probe_read_kernel(s->hv.ev.path.path, SB_EV_PATH, s->path);
+	s->hk.tid = (__u32)bpf_get_current_pid_tgid();
+	s->hk.pad = 0;
+	s->hk.ident = sb_hash_path(s, r->trig, s->pathlen);
+	h = sb_hold_run(c, s, false);
+	if (h == SB_H_FAIL)
+		return 1;
+	*ret = sb_hold_ret(h);
+	return 0;
+}
+
 static __always_inline int sb_verdict_path(struct sb_ctx *c, struct sb_res *r, __u8 op, const struct path *dpath)
 {
 	struct sb_scratch *s = c->s;
 	struct sb_kevent *ev;
 	__u8 action;
-	int ret = sb_outcome(c, r->tier, &action);
+	int ret;
 
+	if (r->tier == SB_K_ESCALATE && sb_hold_path(c, r, op, dpath, &ret) == 0)
+		return ret;
+	ret = sb_outcome(c, r->tier, &action);
 	if (!action || !s)
 		return ret;
-	if (dpath)
-		sb_path_from_dpath(s, dpath);
-	else
-		sb_path_from_walk(s);
+	sb_event_path(s, dpath);
 	ev = sb_ev_reserve(c);
 	if (!ev)
 		return ret;
@@ -1103,8 +1461,13 @@ static __always_inline int sb_path_op(struct sb_ctx *c, struct dentry *dentry, s
 
 	if (!sb_get_scratch(c))
 		return sb_fail_closed(c);
-	if (mnt && sb_internal_mount(mnt))
-		return sb_verdict_path(c, &(struct sb_res){ .tier = SB_K_ALLOW, .rule = SB_RULE_DEFAULT }, op, NULL);
+	if (mnt && sb_internal_mount(mnt)) {
+		struct sb_counters *k = sb_counter(c);
+
+		if (k)
+			__sync_fetch_and_add(&k->allowed, 1);
+		return 0;
+	}
 	if (sb_decide_path(c, dentry, mnt, trigmask, move, &r) < 0)
 		return sb_fail_closed(c);
 	return sb_verdict_path(c, &r, op, dpath);
@@ -1134,6 +1497,16 @@ int BPF_PROG(sb_file_open, struct file *file)
 		mask |= R;
 	if (!mask)
 		return 0;
+	/* A block device holds every file of its filesystems: reading or
+	 * writing it goes around every path rule (red team). */
+	if ((BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFBLK) {
+		struct sb_res r = { .tier = SB_K_DENY, .rule = SB_RULE_RAW_DEVICE,
+				    .trig = (mask & W) ? SB_K_WRITE : SB_K_READ };
+
+		if (!sb_get_scratch(&c))
+			return sb_fail_closed(&c);
+		return sb_verdict_path(&c, &r, (mask & W) ? SB_KOP_OPEN : SB_KOP_READ, &file->f_path);
+	}
 	return sb_path_op(&c, file->f_path.dentry, sb_real_mount(file->f_path.mnt), mask, false,
 			  (mask & W) ? SB_KOP_OPEN : SB_KOP_READ, &file->f_path);
 }
@@ -1240,12 +1613,29 @@ int BPF_PROG(sb_path_chown, const struct path *path)
 	return sb_path_op(&c, path->dentry, sb_real_mount(path->mnt), W, false, SB_KOP_CHOWN, NULL);
 }
 
+/* A file that moves keeps its inode entries but leaves name rules behind
+ * (basename rules such as .env anywhere, a rule on a path created after
+ * the policy loaded): renaming a read-protected file is refused like
+ * linking it (red team: rename .env away, then read it). 0: allowed. */
+static __always_inline int sb_move_read(struct sb_ctx *c, struct dentry *dentry, struct mount *mnt, __u8 op)
+{
+	struct sb_res r;
+
+	if (sb_decide_path(c, dentry, mnt, R, false, &r) < 0)
+		return sb_fail_closed(c);
+	if (r.tier < SB_K_ESCALATE)
+		return 0;
+	return sb_verdict_path(c, &r, op, NULL);
+}
+
+#define RENAME_EXCHANGE (1 << 1)
+
 /* Both ends are writes, and both move a directory entry (so ancestors of
  * protected paths are protected too). RENAME_EXCHANGE is covered because
- * both ends are checked the same way. */
+ * both ends are checked the same way, for reads too. */
 SEC("lsm/path_rename")
 int BPF_PROG(sb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
-	     struct dentry *new_dentry)
+	     struct dentry *new_dentry, unsigned int flags)
 {
 	struct sb_ctx c;
 	int e = sb_enter(&c, SB_HOOK_PATH_RENAME), ret;
@@ -1255,7 +1645,13 @@ int BPF_PROG(sb_path_rename, const struct path *old_dir, struct dentry *old_dent
 	ret = sb_path_op(&c, old_dentry, sb_real_mount(old_dir->mnt), W, true, SB_KOP_RENAME_FROM, NULL);
 	if (ret)
 		return ret;
-	return sb_path_op(&c, new_dentry, sb_real_mount(new_dir->mnt), W, true, SB_KOP_RENAME_TO, NULL);
+	ret = sb_path_op(&c, new_dentry, sb_real_mount(new_dir->mnt), W, true, SB_KOP_RENAME_TO, NULL);
+	if (ret)
+		return ret;
+	ret = sb_move_read(&c, old_dentry, sb_real_mount(old_dir->mnt), SB_KOP_RENAME_FROM);
+	if (ret || !(flags & RENAME_EXCHANGE))
+		return ret;
+	return sb_move_read(&c, new_dentry, sb_real_mount(new_dir->mnt), SB_KOP_RENAME_TO);
 }
 
 /* The new name is a write. The existing file must not gain a name that
@@ -1473,7 +1869,11 @@ int BPF_PROG(sb_inode_rename, struct inode *old_dir, struct dentry *old_dentry, 
 	ret = sb_inode_op(&c, old_dentry, SB_KOP_RENAME_FROM);
 	if (ret)
 		return ret;
-	return sb_inode_op(&c, new_dentry, SB_KOP_RENAME_TO);
+	ret = sb_inode_op(&c, new_dentry, SB_KOP_RENAME_TO);
+	if (ret)
+		return ret;
+	/* RENAME_EXCHANGE calls this hook a second time with the ends swapped. */
+	return sb_move_read(&c, old_dentry, NULL, SB_KOP_RENAME_FROM);
 }
 
 /* ---- exec -------------------------------------------------------------- */
@@ -1729,6 +2129,52 @@ static __always_inline int sb_verdict_exec(struct sb_ctx *c, __u8 tier, __u32 ru
 	return ret;
 }
 
+/* Escalate with holds on. Before the point of no return (bprm_check) the
+ * execve restarts after the verdict like any syscall; after it
+ * (committed) the new image is stopped before its first instruction and
+ * the broker resumes (SIGCONT) or kills it. 1: not held. */
+static __always_inline int sb_hold_exec(struct sb_ctx *c, __u8 tier, __u32 rule, const struct path *fpath,
+					bool committed, int *ret)
+{
+	struct sb_scratch *s = c->s;
+	int h;
+
+	if (!s || !sb_hold_enabled(c) || !sb_can_hold())
+		return 1;
+	sb_path_from_dpath(s, fpath);
+	sb_ev_fill(c, &s->hv.ev, SB_EVK_EXEC, SB_ACT_ESCALATED, tier, SB_K_SHELL, rule,
+		   committed ? SIGSTOP : -ERESTARTNOINTR);
+	s->hv.ev.flags = s->pathflags | SB_EVF_HELD | (committed ? SB_EVF_HELD_EXEC : 0);
+	s->hv.ev.exec.len = s->pathlen;
+	s->hv.ev.exec.argv_len = s->cmdlen;
+	bpf_probe_read_kernel(s->hv.ev.exec.path, SB_EV_PATH, s->path);
+	bpf_probe_read_kernel(s->hv.ev.exec.argv, SB_EV_ARGV, s->cmd);
+	s->hk.tid = (__u32)bpf_get_current_pid_tgid();
+	s->hk.pad = 0;
+	s->hk.ident = sb_fnv(sb_hash_path(s, SB_K_SHELL, s->pathlen), committed ? 0xfe : 0xfd);
+	h = sb_hold_run(c, s, committed);
+	if (h == SB_H_FAIL)
+		return 1;
+	if (h == SB_H_ALLOW && !committed) {
+		/* The approval is for this binary with any arguments: the same
+		 * rule must not hold the exec again after its point of no return. */
+		s->xgrant_ns = bpf_ktime_get_ns();
+		s->xgrant_rule = rule;
+	}
+	*ret = sb_hold_ret(h);
+	return 0;
+}
+
+/* bprm_check's verdict: held when escalate can be held, else as decided. */
+static __always_inline int sb_exec_check_verdict(struct sb_ctx *c, __u8 tier, __u32 rule, const struct path *fpath)
+{
+	int ret;
+
+	if (tier == SB_K_ESCALATE && sb_hold_exec(c, tier, rule, fpath, false, &ret) == 0)
+		return ret;
+	return sb_verdict_exec(c, tier, rule, 0, fpath);
+}
+
 /* Full-path line (executable path) into s->sk.text; returns its length. */
 static __always_inline __u32 sb_fullpath_key(struct sb_scratch *s, const struct path *p)
 {
@@ -1772,11 +2218,11 @@ int BPF_PROG(sb_bprm_check, struct linux_binprm *bprm)
 	if (BPF_CORE_READ(inode, i_nlink) == 0) {
 		/* memfd, O_TMPFILE, a deleted file: no name a rule can use. */
 		sb_xmerge(&d, c.cfg->anon_exec, SB_RULE_ANON_EXEC);
-		return sb_verdict_exec(&c, d.tier, d.rule, 0, &file->f_path);
+		return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
 	}
 	if (!c.cfg->has_shell) {
 		sb_xmerge(&d, c.cfg->defaults[SB_K_SHELL], SB_RULE_DEFAULT);
-		return sb_verdict_exec(&c, d.tier, d.rule, 0, &file->f_path);
+		return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
 	}
 
 	s->ik.sbgen = c.sbgen;
@@ -1805,7 +2251,7 @@ int BPF_PROG(sb_bprm_check, struct linux_binprm *bprm)
 
 	/* A reload that flipped mid-decision may have mixed generations here;
 	 * an exec that passes is decided again in bprm_committed_creds. */
-	return sb_verdict_exec(&c, d.tier, d.rule, 0, &file->f_path);
+	return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
 }
 
 /* Canonical argv (argv[1..]) from the new image's stack: words joined by
@@ -1920,6 +2366,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 	unsigned long p, avail;
 	__u32 len, want, a0len, a0off, flen, foff;
 	int attempt, r;
+	bool unread;
 	int e = sb_enter(&c, SB_HOOK_BPRM_COMMITTED);
 
 	if (e < 0) {
@@ -1956,6 +2403,11 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 	if (s->av.trunc)
 		s->restlen = SB_CMD_KEY;	/* longer than any exact rule */
 	a0len = s->av.a0len;
+	/* The command line is unknown when the buffer ended before argv did
+	 * and before the line reached a key's length (hundreds of empty
+	 * words, which the classifier collapses), or argv[0] is too long to
+	 * find its basename (red team): killed (rule argv-unreadable). */
+	unread = (s->av.word < s->av.argc && !s->av.trunc) || a0len > 255;
 
 	/* argv[0]'s basename (chosen by the caller: it can lie, so it is one
 	 * more name that must pass), and the event's command line. */
@@ -2024,11 +2476,22 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 	}
 	if (attempt == 2)
 		sb_xmerge(&d, SB_K_DENY, SB_RULE_RELOAD_RACE);
+	if (unread)
+		sb_xmerge(&d, SB_K_DENY, SB_RULE_ARGV_UNREADABLE);
+	/* An approval used by bprm_check for this execve covers the rule it
+	 * was given for (a more specific argv-level rule still decides). */
+	if (d.tier == SB_K_ESCALATE && s->xgrant_ns && bpf_ktime_get_ns() - s->xgrant_ns < SB_HOLD_GRANT_NS &&
+	    d.rule == s->xgrant_rule)
+		d.tier = SB_K_ALLOW;
+	s->xgrant_ns = 0;
 	if (d.tier >= SB_K_ESCALATE) {
-		int ret = sb_verdict_exec(&c, d.tier, d.rule, SB_ACT_KILLED, &file->f_path);
+		int ret;
 
-		/* Hold point for escalate (broker issue): SIGSTOP here and
-		 * let the broker's verdict decide; until then it kills. */
+		/* Escalate: stopped before the first instruction of the new
+		 * image; the broker resumes or kills it. Cannot be held: killed. */
+		if (d.tier == SB_K_ESCALATE && sb_hold_exec(&c, d.tier, d.rule, &file->f_path, true, &ret) == 0)
+			return 0;
+		ret = sb_verdict_exec(&c, d.tier, d.rule, SB_ACT_KILLED, &file->f_path);
 		if (ret)
 			bpf_send_signal(SIGKILL);
 		return 0;
@@ -2047,6 +2510,7 @@ int BPF_PROG(sb_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	struct sb_scratch *s;
 	struct sb_xinode_val *xv;
 	struct inode *inode, *exe;
+	__u32 rule;
 	__u8 tier;
 	int e;
 
@@ -2061,21 +2525,43 @@ int BPF_PROG(sb_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	if (!s)
 		return sb_fail_closed(&c);
 	inode = file->f_inode;
+	exe = BPF_CORE_READ(bpf_get_current_task_btf(), mm, exe_file, f_inode);
+	if (exe == inode)
+		return 0;	/* the process's own image, decided at exec */
 	s->ik.sbgen = c.sbgen;
 	s->ik.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	s->ik.ino = BPF_CORE_READ(inode, i_ino);
 	xv = bpf_map_lookup_elem(&sb_xinode, &s->ik);
-	if (!xv)
-		return 0;
-	tier = xv->flags & SB_XI_ARGV ? SB_K_ESCALATE : xv->tier;
+	if (xv) {
+		tier = xv->flags & SB_XI_ARGV ? SB_K_ESCALATE : xv->tier;
+		rule = xv->flags & SB_XI_ARGV ? SB_RULE_EXEC_LOADER : xv->rule;
+	} else {
+		/* Not known by inode (not on PATH when the policy loaded): its
+		 * own name against the binary-level rules that match it; the
+		 * shell default is not applied to libraries (red team: ld.so on
+		 * a ruled binary installed later or kept off PATH). */
+		struct sb_shres a;
+		__u32 len = BPF_CORE_READ(file, f_path.dentry, d_name.len);
+
+		len = sb_key_from_kernel(s, BPF_CORE_READ(file, f_path.dentry, d_name.name), len);
+		if (!len)
+			return 0;
+		if (sb_argvname(&c, len)) {
+			tier = SB_K_ESCALATE;
+			rule = SB_RULE_EXEC_LOADER;
+		} else {
+			sb_shell_lpm(&c, SB_SHK_NAME, len, false, &a);
+			if (!a.found || a.refine)
+				return 0;
+			tier = a.tier;
+			rule = a.rule;
+		}
+	}
 	if (tier < SB_K_ESCALATE)
 		return 0;
-	exe = BPF_CORE_READ(bpf_get_current_task_btf(), mm, exe_file, f_inode);
-	if (exe == inode)
-		return 0;	/* the process's own image, decided at exec */
 	s->cmdlen = 0;
 	s->cmd[0] = 0;
-	return sb_verdict_exec(&c, tier, xv->flags & SB_XI_ARGV ? SB_RULE_EXEC_LOADER : xv->rule, 0, &file->f_path);
+	return sb_verdict_exec(&c, tier, rule, 0, &file->f_path);
 }
 
 /* ---- network ----------------------------------------------------------- */
@@ -2165,13 +2651,56 @@ static __always_inline int sb_sockaddr(const void *sa, int len, __u16 *family, _
 	return 1;
 }
 
+/* Escalate with holds on: hold until the verdict for this (thread,
+ * address, port, protocol). 1: not held (the caller denies). */
+static __always_inline int sb_hold_net(struct sb_ctx *c, struct sb_netres *r, __u16 family, const __u8 *addr,
+				       __u16 port, __u8 proto, int *ret)
+{
+	struct sb_scratch *s;
+	__u64 hash;
+	int h, i;
+
+	if (family != AF_INET && family != AF_INET6)
+		return 1;	/* abstract AF_UNIX: nothing a request could name */
+	if (!sb_hold_enabled(c) || !sb_can_hold())
+		return 1;
+	s = c->s ? c->s : sb_get_scratch(c);
+	if (!s)
+		return 1;
+	sb_ev_fill(c, &s->hv.ev, SB_EVK_NET, SB_ACT_ESCALATED, r->tier, SB_K_NETWORK, r->rule, -ERESTARTNOINTR);
+	s->hv.ev.flags = SB_EVF_HELD;
+	s->hv.ev.net.family = family;
+	s->hv.ev.net.port = port;
+	s->hv.ev.net.proto = proto;
+	__builtin_memset(s->hv.ev.net.addr, 0, 16);
+	__builtin_memcpy(s->hv.ev.net.addr, addr, 16);
+	hash = sb_fnv(SB_FNV_OFFSET, SB_K_NETWORK);
+	hash = sb_fnv(hash, family);
+	hash = sb_fnv(hash, port);
+	hash = sb_fnv(hash, port >> 8);
+	hash = sb_fnv(hash, proto);
+	for (i = 0; i < 16; i++)
+		hash = sb_fnv(hash, addr[i]);
+	s->hk.tid = (__u32)bpf_get_current_pid_tgid();
+	s->hk.pad = 0;
+	s->hk.ident = hash;
+	h = sb_hold_run(c, s, false);
+	if (h == SB_H_FAIL)
+		return 1;
+	*ret = sb_hold_ret(h);
+	return 0;
+}
+
 static __always_inline int sb_verdict_net(struct sb_ctx *c, struct sb_netres *r, __u16 family, const __u8 *addr,
 					  __u16 port, __u8 proto)
 {
 	struct sb_kevent *ev;
 	__u8 action;
-	int ret = sb_outcome(c, r->tier, &action);
+	int ret;
 
+	if (r->tier == SB_K_ESCALATE && sb_hold_net(c, r, family, addr, port, proto, &ret) == 0)
+		return ret;
+	ret = sb_outcome(c, r->tier, &action);
 	if (!action)
 		return ret;
 	ev = sb_ev_reserve(c);
@@ -2187,14 +2716,34 @@ static __always_inline int sb_verdict_net(struct sb_ctx *c, struct sb_netres *r,
 	return ret;
 }
 
-static __always_inline int sb_net_op(struct sb_ctx *c, struct socket *sock, const void *sa, int len)
+static __always_inline int sb_net_op(struct sb_ctx *c, struct socket *sock, const void *sa, int len, bool send)
 {
 	__u8 addr[16] = {};
 	__u16 family = 0, port = 0;
+	__u16 skfam = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	short type = BPF_CORE_READ(sock, type);
 	struct sb_netres r;
-	int attempt;
+	int attempt, k;
 
-	if (sb_sockaddr(sa, len, &family, addr, &port) != 0)
+	k = sb_sockaddr(sa, len, &family, addr, &port);
+	if (k == 1 && family == AF_UNSPEC && send && skfam == AF_INET && type != SOCK_STREAM && len >= 16) {
+		/* udp_sendmsg and raw_sendmsg take AF_UNSPEC as AF_INET
+		 * (red team: an unconnected sendto around every rule). */
+		struct sockaddr_in sin = {};
+
+		bpf_probe_read_kernel(&sin, sizeof(sin), sa);
+		family = AF_INET;
+		__builtin_memcpy(addr, &sin.sin_addr, 4);
+		port = bpf_ntohs(sin.sin_port);
+		k = 0;
+	} else if (k == 1 && skfam != AF_INET && skfam != AF_INET6 && skfam != AF_UNIX && skfam != AF_NETLINK) {
+		/* Packet, vsock, TIPC, ... reach hosts that no address rule
+		 * can name: the network default decides. */
+		r.tier = c->cfg->defaults[SB_K_NETWORK];
+		r.rule = SB_RULE_DEFAULT;
+		return sb_verdict_net(c, &r, family, addr, 0, type);
+	}
+	if (k != 0)
 		return 0;	/* AF_UNIX is decided by the unix hooks; AF_UNSPEC disconnects */
 	for (attempt = 0; attempt < 2; attempt++) {
 		int f;
@@ -2221,7 +2770,7 @@ int BPF_PROG(sb_socket_connect, struct socket *sock, struct sockaddr *address, i
 
 	if (e <= 0)
 		return e < 0 ? sb_fail_closed(&c) : 0;
-	return sb_net_op(&c, sock, address, addrlen);
+	return sb_net_op(&c, sock, address, addrlen, false);
 }
 
 /* Unconnected UDP (sendto with an address) and TCP fast open. */
@@ -2239,7 +2788,7 @@ int BPF_PROG(sb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int siz
 	if (e <= 0)
 		return e < 0 ? sb_fail_closed(&c) : 0;
 	len = msg->msg_namelen;
-	return sb_net_op(&c, sock, name, len);
+	return sb_net_op(&c, sock, name, len, true);
 }
 
 /* AF_UNIX to a socket file: a write to that path (file rules). An
@@ -2309,8 +2858,12 @@ int BPF_PROG(sb_ptrace_access_check, struct task_struct *child, unsigned int mod
 
 	if (e <= 0)
 		return e < 0 ? sb_fail_closed(&c) : 0;
-	if (sb_task_sandbox(child) == c.id)
+	if (sb_task_sandbox(child) == c.id) {
+		/* A tracer could resume a held task: not while it is held. */
+		if (sb_task_held(child))
+			return sb_verdict_task(&c, SB_K_DENY, SB_RULE_HELD, child, mode);
 		return 0;
+	}
 	return sb_verdict_task(&c, SB_K_DENY, SB_RULE_SELF, child, mode);
 }
 
@@ -2341,8 +2894,15 @@ int BPF_PROG(sb_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	tgid = BPF_CORE_READ(p, tgid);
 	if (bpf_map_lookup_elem(&sb_protected, &tgid))
 		return sb_verdict_task(&c, SB_K_DENY, SB_RULE_SELF, p, sig);
-	if (sig == 0 || sb_task_sandbox(p) == c.id)
+	if (sig == 0)
 		return 0;
+	if (sb_task_sandbox(p) == c.id) {
+		/* Only the broker resumes a held task (a SIGCONT that gets
+		 * through anyway, from outside, just holds it again). */
+		if (sig == SIGCONT && (sb_task_held(p) || sb_task_held(BPF_CORE_READ(p, group_leader))))
+			return sb_verdict_task(&c, SB_K_DENY, SB_RULE_HELD, p, sig);
+		return 0;
+	}
 	return sb_verdict_task(&c, SB_K_DENY, SB_RULE_SELF, p, sig);
 }
 
@@ -2408,4 +2968,153 @@ int BPF_PROG(sb_userns_create, const struct cred *cred)
 	if (!(c.cfg->flags & SB_CFG_DENY_USERNS))
 		return 0;
 	return sb_verdict_plain(&c, SB_K_DENY, SB_RULE_USERNS, 0, 0);
+}
+
+/* ---- routes around the rules above (red team, docs/threat-model.md) ---- */
+
+/* clone3(CLONE_INTO_CGROUP) starts the child in any cgroup whose
+ * cgroup.procs the caller may write (root, or the user a cgroup tree is
+ * delegated to): leaving the sandbox without a write to cgroupfs. */
+#define CLONE_INTO_CGROUP 0x200000000ULL
+SEC("lsm/task_alloc")
+int BPF_PROG(sb_task_alloc, struct task_struct *task, unsigned long clone_flags)
+{
+	struct sb_ctx c;
+	int e;
+
+	if (!(clone_flags & CLONE_INTO_CGROUP))
+		return 0;
+	e = sb_enter(&c, SB_HOOK_TASK_ALLOC);
+	if (e <= 0)
+		return e < 0 ? sb_fail_closed(&c) : 0;
+	return sb_verdict_plain(&c, SB_K_DENY, SB_RULE_SELF, 0, 0);
+}
+
+/* chroot changes the path bpf_d_path prints (full-path exec rules);
+ * fsconfig(FSCONFIG_CMD_CREATE) + fsmount makes a detached mount without
+ * sb_mount (in a user namespace: overlayfs over protected files). */
+SB_DENY_ALWAYS("lsm/path_chroot", sb_path_chroot, SB_HOOK_PATH_CHROOT)
+SB_DENY_ALWAYS("lsm/sb_kern_mount", sb_sb_kern_mount, SB_HOOK_SB_KERN_MOUNT)
+
+/* SIGIO and SIGURG go to the owner set on a file (F_SETOWN, F_SETOWN_EX,
+ * FIOSETOWN, SIOCSPGRP) without task_kill: the sandbox may name only
+ * itself (its thread or process id as the initial pid namespace numbers
+ * them; a process group or a pid in a child namespace is refused). */
+static __always_inline bool sb_owner_is_self(int pid)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+
+	return pid == 0 || (pid > 0 && (pid == (__u32)pt || pid == (__u32)(pt >> 32)));
+}
+
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define F_OWNER_PGRP 2
+
+/* TIOCSTI pushes input into a terminal the user's shell reads after the
+ * agent exits; TIOCLINUX pastes into a console. */
+static __always_inline int sb_ioctl(unsigned int cmd, unsigned long arg)
+{
+	struct sb_ctx c;
+	int e, pid = 0;
+
+	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != FIOSETOWN && cmd != SIOCSPGRP)
+		return 0;
+	e = sb_enter(&c, SB_HOOK_FILE_IOCTL);
+	if (e <= 0)
+		return e < 0 ? sb_fail_closed(&c) : 0;
+	if ((cmd == FIOSETOWN || cmd == SIOCSPGRP) && bpf_probe_read_user(&pid, sizeof(pid), (void *)arg) == 0 &&
+	    sb_owner_is_self(pid))
+		return 0;
+	return sb_verdict_plain(&c, SB_K_DENY, SB_RULE_SELF, 0, cmd);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(sb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return sb_ioctl(cmd, arg);
+}
+
+/* 32-bit processes (6.8+, and stable backports): a hook of its own. */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(sb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return sb_ioctl(cmd, arg);
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(sb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct {
+		int type;
+		int pid;
+	} ex = {};
+	struct sb_ctx c;
+	int e;
+
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	e = sb_enter(&c, SB_HOOK_FILE_FCNTL);
+	if (e <= 0)
+		return e < 0 ? sb_fail_closed(&c) : 0;
+	if (cmd == F_SETOWN && sb_owner_is_self((int)arg))
+		return 0;
+	if (cmd == F_SETOWN_EX && bpf_probe_read_user(&ex, sizeof(ex), (void *)arg) == 0 &&
+	    ex.type != F_OWNER_PGRP && sb_owner_is_self(ex.pid))
+		return 0;
+	return sb_verdict_plain(&c, SB_K_DENY, SB_RULE_SELF, 0, cmd);
+}
+
+/* Capabilities in the initial user namespace whose use reaches the kernel
+ * or the host around every rule: raw I/O (iopl, /dev/mem), administration
+ * (namespaces, remounts, open_tree, setns, swap, keys), raw and packet
+ * sockets and the network configuration, modules, reboot, the clock, BPF
+ * and perf, SysV IPC of other users, checkpoint/restore. A sandboxed task
+ * never gets them, whoever it runs as; capabilities inside a user
+ * namespace it created are left to the other hooks. */
+#define SB_CAP(n) (1ULL << (n))
+#define SB_CAPS_DENIED                                                                                     \
+	(SB_CAP(9) /* LINUX_IMMUTABLE */ | SB_CAP(12) /* NET_ADMIN */ | SB_CAP(13) /* NET_RAW */ |         \
+	 SB_CAP(15) /* IPC_OWNER */ | SB_CAP(16) /* SYS_MODULE */ | SB_CAP(17) /* SYS_RAWIO */ |          \
+	 SB_CAP(20) /* SYS_PACCT */ | SB_CAP(21) /* SYS_ADMIN */ | SB_CAP(22) /* SYS_BOOT */ |             \
+	 SB_CAP(25) /* SYS_TIME */ | SB_CAP(26) /* SYS_TTY_CONFIG */ | SB_CAP(27) /* MKNOD */ |            \
+	 SB_CAP(30) /* AUDIT_CONTROL */ | SB_CAP(32) /* MAC_OVERRIDE */ | SB_CAP(33) /* MAC_ADMIN */ |     \
+	 SB_CAP(34) /* SYSLOG */ | SB_CAP(38) /* PERFMON */ | SB_CAP(39) /* BPF */ |                       \
+	 SB_CAP(40) /* CHECKPOINT_RESTORE */)
+#define CAP_OPT_NOAUDIT (1 << 1)
+
+SEC("lsm/capable")
+int BPF_PROG(sb_capable, const struct cred *cred, struct user_namespace *ns, int cap, unsigned int opts)
+{
+	struct task_struct *t;
+	struct sb_counters *k;
+	struct sb_ctx c;
+	int e;
+
+	if (cap < 0 || cap > 63 || !(SB_CAPS_DENIED & SB_CAP(cap)))
+		return 0;
+	if (BPF_CORE_READ(ns, level) != 0)
+		return 0;
+	/* Only the caller's own credentials (has_capability() of another
+	 * task asks about that task). */
+	t = bpf_get_current_task_btf();
+	if (cred != t->cred && cred != t->real_cred)
+		return 0;
+	e = sb_enter(&c, SB_HOOK_CAPABLE);
+	if (e <= 0)
+		return e < 0 ? sb_fail_closed(&c) : 0;
+	if (opts & CAP_OPT_NOAUDIT) {
+		/* A probe (has_capability_noaudit): no event. */
+		if (c.cfg->flags & SB_CFG_AUDIT)
+			return 0;
+		k = sb_counter(&c);
+		if (k)
+			__sync_fetch_and_add(&k->denied, 1);
+		return -EPERM;
+	}
+	return sb_verdict_plain(&c, SB_K_DENY, SB_RULE_CAPABILITY, 0, cap);
 }

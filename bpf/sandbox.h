@@ -8,7 +8,7 @@
 #define SB_SANDBOX_H
 
 /* Bump on any change to a map key/value layout or a map's meaning. */
-#define SB_ABI_VERSION 1
+#define SB_ABI_VERSION 2
 
 #define SB_PIN_DIR "/sys/fs/bpf/sandbox-bpf"
 
@@ -97,6 +97,12 @@ enum sb_hook {
 	SB_HOOK_KERNEL_LOAD_DATA,
 	SB_HOOK_MODULE_REQUEST,
 	SB_HOOK_USERNS_CREATE,
+	SB_HOOK_TASK_ALLOC,	/* clone3(CLONE_INTO_CGROUP) */
+	SB_HOOK_PATH_CHROOT,
+	SB_HOOK_SB_KERN_MOUNT,	/* fsconfig(FSCONFIG_CMD_CREATE), new mounts */
+	SB_HOOK_FILE_IOCTL,	/* TIOCSTI, TIOCLINUX, FIOSETOWN */
+	SB_HOOK_FILE_FCNTL,	/* F_SETOWN, F_SETOWN_EX */
+	SB_HOOK_CAPABLE,	/* capabilities that reach the kernel or the host */
 	SB_HOOK__COUNT
 };
 
@@ -110,6 +116,10 @@ enum sb_hook {
 #define SB_RULE_NO_SCRATCH 0xfffffff9u	/* per-task scratch unavailable: fail closed */
 #define SB_RULE_RELOAD_RACE 0xfffffff8u	/* policy flipped twice during one decision */
 #define SB_RULE_EXEC_LOADER 0xfffffff7u	/* a ruled binary mapped executable by something else (ld.so) */
+#define SB_RULE_HELD 0xfffffff6u	/* SIGCONT or ptrace from inside the sandbox to a held task */
+#define SB_RULE_RAW_DEVICE 0xfffffff5u	/* open of a block device: it bypasses every file rule */
+#define SB_RULE_CAPABILITY 0xfffffff4u	/* a capability the sandbox never gets (see SB_CAPS_DENIED) */
+#define SB_RULE_ARGV_UNREADABLE 0xfffffff3u	/* argv did not fit the kernel's buffer: command line unknown */
 #define SB_RULE_FIRST_SPECIAL 0xfffffff0u
 
 /* ---- scope ------------------------------------------------------------- */
@@ -127,7 +137,7 @@ struct sb_global {
 
 #define SB_CFG_AUDIT 0x1	/* mode audit: decide and report, never deny */
 #define SB_CFG_DENY_USERNS 0x2
-#define SB_CFG_HOLD 0x4		/* escalate holds the task (next issue); else deny */
+#define SB_CFG_HOLD 0x4		/* escalate holds the task for the broker; else it denies */
 
 #define SB_SHK_NAME 0		/* shell key kinds: basename + args, prefix */
 #define SB_SHK_NAME_EXACT 1	/* whole command line */
@@ -302,14 +312,17 @@ struct sb_net_val {
 /* ---- events, counters -------------------------------------------------- */
 
 #define SB_ACT_DENIED 1
-#define SB_ACT_ESCALATED 2	/* denied with EPERM for now; held by the broker later */
+#define SB_ACT_ESCALATED 2	/* held for the broker (SB_EVF_HELD), else denied with EPERM */
 #define SB_ACT_OBSERVED 3	/* allowed, reported */
 #define SB_ACT_AUDIT 4		/* audit mode: would have been denied or escalated */
 #define SB_ACT_KILLED 5		/* argv-level deny after the point of no return */
+#define SB_ACT_ALLOWED 6	/* audit mode only: an allow, reported so the audit chain has it */
 
 #define SB_EVF_PATH_TRUNC 0x1	/* path longer than the event holds */
 #define SB_EVF_ARGV_TRUNC 0x2
 #define SB_EVF_PATH_PARTIAL 0x4	/* walk stopped at a filesystem root (no mount known) */
+#define SB_EVF_HELD 0x8		/* escalate: the task is held (SIGSTOP) until the broker's verdict */
+#define SB_EVF_HELD_EXEC 0x10	/* held after exec's point of no return: resumed or killed, no restart */
 
 #define SB_EVK_PATH 1
 #define SB_EVK_EXEC 2
@@ -318,9 +331,11 @@ struct sb_net_val {
 #define SB_EVK_NONE 5
 
 struct sb_kevent {
-	__u64 seq;
+	__u64 seq;		/* for a hold: the request's sequence number (verdict key) */
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 cgroup_id;
+	__u64 start_ns;		/* task->start_boottime: with pid, who the task is (pid reuse) */
+	__u64 ident;		/* hold: hash of (trigger, object), the sb_hold key with pid */
 	__u32 pid, tgid, ppid, uid;
 	__u32 sandbox;
 	__u32 rule;
@@ -368,6 +383,59 @@ struct sb_counters {
 	__u64 escalated;
 	__u64 lost;		/* events that did not fit the ring buffer */
 };
+
+/* ---- holds (escalation) -------------------------------------------------- */
+
+/* A held request: the task (thread) and what it asked for. A restarted
+ * syscall asks again with the same key, so it finds its request. */
+struct sb_hold_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 ident;		/* FNV-1a of the trigger and the object (path, address, exec) */
+};
+
+/* Written by the kernel only (the broker reads and deletes). ev is the
+ * event as first pushed: a broker that missed it (full ring buffer, a
+ * restart) files the request from here. */
+struct sb_hold {
+	__u64 chain;		/* grants used within one syscall (see docs/kernel.md, Holds) */
+	__u64 used_ns;		/* when its verdict was first used (0: not yet) */
+	__u8 used;
+	__u8 committed;		/* held after exec's point of no return: the broker resumes or kills */
+	__u8 pad[6];
+	struct sb_kevent ev;
+};
+
+/* Written by the broker: one verdict for exactly one request (tid, seq). */
+struct sb_verdict_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 seq;
+};
+
+#define SB_VERDICT_ALLOW 1
+#define SB_VERDICT_DENY 2
+struct sb_verdict {
+	__u8 verdict;		/* SB_VERDICT_* */
+	__u8 pad[7];
+	__u64 set_ns;		/* CLOCK_MONOTONIC when the broker wrote it */
+};
+
+/* tid -> the request it is held for: task_kill and ptrace refuse SIGCONT
+ * and attaching from inside the sandbox while it exists. */
+struct sb_held {
+	__u64 seq;
+	__u64 start_ns;
+};
+
+#define SB_HOLD_MAX 8192
+/* A verdict used by a syscall stays good for the same thread and object
+ * this long, while the same syscall is held for its next object (rename:
+ * both ends; open: create, then open), and for the same call (same
+ * syscall, arguments, return address and stack) up to SB_HOLD_SAME_CALL_NS,
+ * so a syscall preempted between two hooks still finds its approval. */
+#define SB_HOLD_GRANT_NS (250ULL * 1000 * 1000)
+#define SB_HOLD_SAME_CALL_NS (5ULL * 1000 * 1000 * 1000)
 
 /* ---- registry (userspace only: status and adoption read it) -------------- */
 

@@ -132,6 +132,10 @@ int sb_policy_load_default(const struct sb_policy_opts *opts, struct sb_policy *
 int sb_policy_load_srt(const char *path, const struct sb_policy_opts *opts,
 		       struct sb_policy **out, struct sb_err *err);
 void sb_policy_free(struct sb_policy *p);
+/* Appends a rule after the file's rules (indexes and hash unchanged): the
+ * broker's remembered decisions enforced in the kernel. */
+int sb_policy_append_rule(struct sb_policy *p, enum sb_trigger trigger, enum sb_tier tier, const char *text,
+			  const char *where, struct sb_err *err);
 
 struct cJSON;
 /* The effective policy as JSON (rules as written, expanded root and home,

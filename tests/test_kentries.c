@@ -461,6 +461,28 @@ static void test_exec_inodes(void **state)
 	assert_null(sb_kv_find(f->e->xinodes, &k));
 }
 
+/* A full-path rule's executable is keyed by inode even off PATH, so a
+ * bind mount or a detached mount (another path) cannot rename it. */
+static void test_exec_inodes_fullpath(void **state)
+{
+	struct fixture *f = *state;
+	char p[PATH_MAX * 2], body[PATH_MAX * 3];
+	struct sb_kstat st;
+	struct sb_inode_key k;
+	const struct sb_xinode_val *v;
+
+	mkdirs(f->root, "tools");
+	touch(f->root, "tools/tool", 0755);
+	snprintf(body, sizeof(body), "\"shell\":{\"deny\":[\"%s/tools/tool*\"]}", f->root);
+	compute(f, body);
+	snprintf(p, sizeof(p), "%s/tools/tool", f->root);
+	st = kstat_of(f, p);
+	k = (struct sb_inode_key){ .dev = st.kdev, .ino = st.ino };
+	v = sb_kv_find(f->e->xinodes, &k);
+	assert_non_null(v);
+	assert_int_equal(v->tier, SB_K_DENY);
+}
+
 static void test_network_keys(void **state)
 {
 	struct fixture *f = *state;
@@ -528,6 +550,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_protected_ancestors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shell_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_inodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_inodes_fullpath, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_network_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_protected, setup, teardown),
 	};

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit/audit.h"
 #include "cli.h"
 #include "commands.h"
 #include "kernel/events.h"
@@ -21,15 +22,18 @@ static void attach_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sandbox-bpf attach --cgroup PATH [--policy FILE] [--folder DIR] [--home DIR]\n"
-		"                          [--anon-exec TIER] [--no-stream] [--json]\n"
+		"                          [--anon-exec TIER] [--adopt] [--no-stream] [--json]\n"
 		"\n"
 		"Confines every task in the cgroup PATH (and its descendants) with BPF-LSM\n"
 		"programs: loads and pins them under " SB_PIN_DIR " (or adopts the ones\n"
 		"already pinned), compiles the policy into maps, adds the cgroup to the\n"
-		"scope, then prints every denial, escalation and observed event until\n"
-		"SIGINT/SIGTERM. The sandbox stays enforced after attach exits; remove it\n"
-		"with 'sandbox-bpf detach --cgroup PATH'. SIGHUP re-reads the policy and\n"
-		"switches to it atomically.\n"
+		"scope, then runs the broker until SIGINT/SIGTERM: escalations hold the task\n"
+		"and become requests in FOLDER/.sandbox/escalations (see 'sandbox-bpf watch'),\n"
+		"decisions are applied, everything is recorded in FOLDER/.sandbox/audit.db,\n"
+		"and every denial, escalation and observed event is printed. The sandbox\n"
+		"stays enforced after attach exits, and held tasks stay held until a broker\n"
+		"runs again ('attach --adopt'); remove it with 'sandbox-bpf detach --cgroup\n"
+		"PATH'. SIGHUP re-reads the policy and the remembered decisions.\n"
 		"\n"
 		"  --cgroup PATH     cgroup v2 directory (absolute, or relative to the cgroup2 mount)\n"
 		"  --policy FILE     policy file (default: FOLDER/.sandbox/policy.json if present,\n"
@@ -38,7 +42,10 @@ static void attach_usage(FILE *f)
 		"  --home DIR        the agent user's home for ~ in rules (default: $HOME)\n"
 		"  --anon-exec TIER  exec of files without a name (memfd, O_TMPFILE, deleted):\n"
 		"                    allow, observe, escalate or deny (default: deny)\n"
-		"  --no-stream       attach and exit (events are kept in the ring buffer)\n"
+		"  --adopt           take over the sandbox of PATH whose broker is gone (killed,\n"
+		"                    or --no-stream): its held tasks and requests are adopted\n"
+		"  --no-stream       attach and exit (events wait in the ring buffer; escalations\n"
+		"                    stay held until a broker adopts the sandbox)\n"
 		"  --json            JSON lines instead of readable lines\n"
 		"\n"
 		"Exit status: 0 when streaming stopped on a signal (the sandbox stays enforced)\n"
@@ -64,6 +71,7 @@ int cmd_attach(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'c' }, { "policy", required_argument, NULL, 'p' },
 		{ "folder", required_argument, NULL, 'f' }, { "home", required_argument, NULL, 'H' },
 		{ "anon-exec", required_argument, NULL, 'a' }, { "no-stream", no_argument, NULL, 'n' },
+		{ "adopt", no_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },	     { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -94,6 +102,9 @@ int cmd_attach(int argc, char **argv)
 			break;
 		case 'n':
 			no_stream = true;
+			break;
+		case 'A':
+			so.adopt = true;
 			break;
 		case 'j':
 			so.json = true;
@@ -174,6 +185,30 @@ static int detach_all(bool json)
 	return SB_EXIT_OK;
 }
 
+/* The sandbox's audit chain gets the detach (the broker, if one still
+ * runs, is gone a second later). Best effort: detach itself succeeded. */
+static void record_detach(const struct sb_info *info)
+{
+	struct sb_err err = { { 0 } };
+	struct sb_audit *a;
+	cJSON *rec;
+
+	if (!info->folder[0] || sb_audit_open(info->folder, 0, &a, &err))
+		return;
+	rec = cJSON_CreateObject();
+	if (rec) {
+		cJSON_AddStringToObject(rec, "kind", "detach");
+		cJSON_AddStringToObject(rec, "origin", "cli");
+		cJSON_AddStringToObject(rec, "sandbox", info->cgroup);
+		cJSON_AddStringToObject(rec, "cgroup", info->cgroup);
+		cJSON_AddStringToObject(rec, "backend", "bpf-lsm");
+		if (sb_audit_append(a, rec, NULL, &err))
+			fprintf(stderr, "sandbox-bpf detach: the audit chain did not get the detach: %s\n", err.msg);
+		cJSON_Delete(rec);
+	}
+	sb_audit_close(a, &err);
+}
+
 int cmd_detach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -226,6 +261,7 @@ int cmd_detach(int argc, char **argv)
 	sb_kernel_close(&k);
 	if (rc)
 		return sb_fail("detach", "%s", err.msg);
+	record_detach(&info);
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 

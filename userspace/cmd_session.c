@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/broker_kops.h"
 #include "cli.h"
 #include "kernel/events.h"
 
@@ -18,9 +19,148 @@ static const char *hooks_label(uint32_t features)
 	return features & SB_META_PATH_HOOKS ? "path_* hooks" : "inode_* fallback hooks (no CONFIG_SECURITY_PATH)";
 }
 
+static void print_line(struct sb_session *s, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Lines from the broker: held requests, decisions, errors. --quiet keeps
+ * only errors (a failing audit chain is never quiet). */
+static void broker_log(void *arg, const char *kind, const char *text, const cJSON *detail)
+{
+	struct sb_session *s = arg;
+
+	if (s->o.quiet && strcmp(kind, "error") && strcmp(kind, "audit-error"))
+		return;
+	if (s->o.json) {
+		cJSON *o = detail ? cJSON_Duplicate(detail, 1) : cJSON_CreateObject();
+
+		if (!o)
+			return;
+		cJSON_AddStringToObject(o, "event", kind);
+		cJSON_AddNumberToObject(o, "sandbox", s->id);
+		cJSON_AddStringToObject(o, "message", text);
+		sb_print_json_line(s->o.out, o);
+	} else {
+		fprintf(s->o.out, "sandbox-bpf %s: %s\n", s->cmd ? s->cmd : "attach", text);
+	}
+	fflush(s->o.out);
+}
+
+/* The policy source the sandbox was attached with (reloads re-read it). */
+static struct sb_kpolicy_opts session_kp_opts(const struct sb_session *s)
+{
+	struct sb_kpolicy_opts o = s->o.kp;
+
+	if (strcmp(s->kp.source, "<default>"))
+		o.policy_file = s->kp.source;
+	o.folder = s->kp.folder;
+	o.extra = NULL;
+	o.nextra = 0;
+	return o;
+}
+
+/* Re-reads the policy and adds the remembered decisions the kernel can
+ * enforce (broker/broker_krules.h proves which), then switches the sandbox
+ * to it atomically. The proof is made on the policy as read: if the file
+ * changes between the two reads, nothing is switched this time. */
+static int session_apply_rules(struct sb_session *s, struct sb_err *err)
+{
+	struct sb_kpolicy_opts o = session_kp_opts(s);
+	struct sb_kpolicy base, kp;
+	struct sb_kpolicy_extra *x = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = sb_kpolicy_load(&o, &base, err);
+	if (rc)
+		return rc;
+	if (s->broker) {
+		rc = sb_broker_kernel_rules(s->broker, base.policy, base.compiled, &x, &n);
+		if (rc) {
+			sb_kpolicy_free(&base);
+			return sb_errf(err, rc, "cannot compute the kernel rules for remembered decisions");
+		}
+	}
+	if (n == 0) {
+		kp = base;
+	} else {
+		o.extra = x;
+		o.nextra = n;
+		rc = sb_kpolicy_load(&o, &kp, err);
+		if (!rc && strcmp(kp.policy->hash, base.policy->hash)) {
+			sb_kpolicy_free(&kp);
+			rc = sb_errf(err, -EAGAIN, "the policy file changed while it was read; try again");
+		}
+		sb_kpolicy_free(&base);
+		sb_broker_kernel_rules_free(x, n);
+		if (rc)
+			return rc;
+	}
+	rc = sb_kernel_reload(&s->k, s->id, kp.entries, kp.policy->hash, kp.source, err);
+	if (rc) {
+		sb_kpolicy_free(&kp);
+		return rc;
+	}
+	sb_kpolicy_free(&s->kp);
+	s->kp = kp;
+	s->nextra = n;
+	snprintf(s->hash, sizeof(s->hash), "%s", kp.policy->hash);
+	if (s->broker)
+		sb_broker_set_policy(s->broker, s->kp.policy, s->kp.source);
+	return 0;
+}
+
+static int start_broker(struct sb_session *s, struct sb_err *err)
+{
+	struct sb_broker_opts bo = {
+		.folder = s->kp.folder,
+		.sandbox = s->scope.path,
+		.cgroup_rel = s->scope.rel,
+		.sandbox_id = s->id,
+		.policy = s->kp.policy,
+		.policy_source = s->kp.source,
+		.kops = &s->kops,
+		.log = broker_log,
+		.log_arg = s,
+	};
+	int rc;
+
+	sb_broker_kops_init(&s->kops, &s->k);
+	rc = sb_broker_open(&s->broker, &bo, err);
+	if (rc)
+		return rc;
+	if (sb_broker_take_rules_changed(s->broker)) {
+		struct sb_err e2 = { { 0 } };
+
+		/* Remembered decisions from earlier sessions. */
+		if (session_apply_rules(s, &e2))
+			broker_log(s, "error", e2.msg, NULL);
+	}
+	return sb_broker_start(s->broker, s->scope.path, err);
+}
+
+/* An existing sandbox on this cgroup whose broker is gone (killed, or
+ * attached with --no-stream): take it over with the policy given. */
+static int adopt_sandbox(struct sb_session *s, const struct sb_info *info, uint32_t id, struct sb_err *err)
+{
+	pid_t owner = (pid_t)info->owner_pid;
+	int rc;
+
+	if (owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM))
+		return sb_errf(err, -EBUSY,
+			       "cgroup %s is sandbox %u and its broker (pid %d) is running; stop it first (SIGTERM) or let it be",
+			       s->scope.path, id, (int)owner);
+	rc = sb_kernel_reload(&s->k, id, s->kp.entries, s->kp.policy->hash, s->kp.source, err);
+	if (rc)
+		return rc;
+	s->id = id;
+	s->adopted = true;
+	return sb_kernel_set_owner(&s->k, id, (uint32_t)getpid());
+}
+
 int sb_session_start(struct sb_session *s, const struct sb_session_opts *o, struct sb_err *err)
 {
-	struct sb_info info;
+	struct sb_info info, existing;
+	uint32_t eid;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -48,10 +188,22 @@ int sb_session_start(struct sb_session *s, const struct sb_session_opts *o, stru
 	snprintf(info.policy_source, sizeof(info.policy_source), "%s", s->kp.source);
 	snprintf(info.folder, sizeof(info.folder), "%s", s->kp.folder);
 	snprintf(info.hash, sizeof(info.hash), "%s", s->hash);
-	rc = sb_kernel_add(&s->k, &s->scope, s->kp.entries, &info, &s->id, err);
-	if (rc) {
-		sb_kernel_unpin_if_empty(&s->k, NULL);
-		goto fail;
+	if (o->adopt && sb_kernel_find(&s->k, s->scope.id, &eid, &existing) == 0) {
+		rc = adopt_sandbox(s, &existing, eid, err);
+		if (rc)
+			goto fail;
+	} else {
+		rc = sb_kernel_add(&s->k, &s->scope, s->kp.entries, &info, &s->id, err);
+		if (rc) {
+			if (rc == -EEXIST && !o->adopt && sb_kernel_find(&s->k, s->scope.id, &eid, NULL) == 0) {
+				char msg[sizeof(err->msg)];
+
+				snprintf(msg, sizeof(msg), "%s; if its broker died, 'attach --adopt' takes it over", err->msg);
+				snprintf(err->msg, sizeof(err->msg), "%s", msg);
+			}
+			sb_kernel_unpin_if_empty(&s->k, NULL);
+			goto fail;
+		}
 	}
 	/* This process is the broker: tasks of the sandbox may not signal or
 	 * ptrace it. */
@@ -60,7 +212,23 @@ int sb_session_start(struct sb_session *s, const struct sb_session_opts *o, stru
 	if (s->ring_fd < 0) {
 		rc = s->ring_fd;
 		s->ring_fd = -1;
-		sb_kernel_remove(&s->k, s->id, true, NULL, NULL);
+		if (!s->adopted)
+			sb_kernel_remove(&s->k, s->id, true, NULL, NULL);
+		goto fail;
+	}
+	/* The broker: without it escalations stay held (fail closed), so a
+	 * broker that cannot start is an attach that fails. */
+	rc = start_broker(s, err);
+	if (rc) {
+		sb_err_prefix(err, "%s", "the broker cannot start: ");
+		sb_broker_close(s->broker, false);
+		s->broker = NULL;
+		close(s->ring_fd);
+		s->ring_fd = -1;
+		if (!s->adopted)
+			sb_kernel_remove(&s->k, s->id, true, NULL, NULL);
+		else
+			sb_kernel_set_owner(&s->k, s->id, 0);
 		goto fail;
 	}
 	return 0;
@@ -87,6 +255,15 @@ void sb_session_print_attached(struct sb_session *s, const char *cmd)
 		cJSON_AddStringToObject(o, "hash", s->hash);
 		cJSON_AddStringToObject(o, "mode", s->kp.policy->mode == SB_MODE_AUDIT ? "audit" : "enforce");
 		cJSON_AddBoolToObject(o, "loaded", s->k.loaded);
+		cJSON_AddBoolToObject(o, "adopted", s->adopted);
+		if (s->broker) {
+			struct sb_broker_stats st;
+
+			sb_broker_stats(s->broker, &st);
+			cJSON_AddNumberToObject(o, "held", (double)st.holds);
+			cJSON_AddNumberToObject(o, "remembered", (double)st.remembered);
+			cJSON_AddNumberToObject(o, "remembered_in_kernel_rules", (double)s->nextra);
+		}
 		cJSON_AddStringToObject(o, "hooks", s->k.features & SB_META_PATH_HOOKS ? "path" : "inode");
 		notes = cJSON_AddArrayToObject(o, "notes");
 		for (i = 0; i < e->nnotes; i++)
@@ -108,6 +285,16 @@ void sb_session_print_attached(struct sb_session *s, const char *cmd)
 		"  entries: %zu inode, %zu named-child, %zu chain, %zu name, %zu glob, %zu shell, %zu executable, %zu+%zu network\n",
 		sb_kv_count(e->inodes), sb_kv_count(e->children), sb_kv_count(e->chains), sb_kv_count(e->names),
 		e->nglobs, sb_kv_count(e->shell), sb_kv_count(e->xinodes), sb_kv_count(e->net4), sb_kv_count(e->net6));
+	if (s->adopted)
+		fprintf(s->o.out, "  took over sandbox %u, whose broker was gone\n", s->id);
+	if (s->broker) {
+		struct sb_broker_stats st;
+
+		sb_broker_stats(s->broker, &st);
+		fprintf(s->o.out,
+			"  broker: requests in %s/.sandbox/escalations, audit chain %s/.sandbox/audit.db; %zu remembered decisions (%zu kernel rules); %zu tasks held\n",
+			s->kp.folder, s->kp.folder, st.remembered, s->nextra, st.holds);
+	}
 	for (i = 0; i < e->nnotes; i++)
 		fprintf(s->o.out, "  note: %s\n", e->notes[i]);
 	fflush(s->o.out);
@@ -139,26 +326,16 @@ static void print_line(struct sb_session *s, const char *event, const char *fmt,
 
 int sb_session_reload(struct sb_session *s, struct sb_err *err)
 {
-	struct sb_kpolicy_opts o = s->o.kp;
-	struct sb_kpolicy kp;
 	int rc;
 
-	/* The same source as at attach: the file given, else the folder's. */
-	if (strcmp(s->kp.source, "<default>"))
-		o.policy_file = s->kp.source;
-	o.folder = s->kp.folder;
-	rc = sb_kpolicy_load(&o, &kp, err);
-	if (rc)
-		return rc;
-	rc = sb_kernel_reload(&s->k, s->id, kp.entries, kp.policy->hash, kp.source, err);
-	if (rc) {
-		sb_kpolicy_free(&kp);
-		return rc;
+	/* The same source as at attach (the file given, else the folder's),
+	 * and the remembered decisions as they are on disk now. */
+	if (s->broker) {
+		rc = sb_broker_reload_memory(s->broker, err);
+		if (rc)
+			return rc;
 	}
-	sb_kpolicy_free(&s->kp);
-	s->kp = kp;
-	snprintf(s->hash, sizeof(s->hash), "%s", kp.policy->hash);
-	return 0;
+	return session_apply_rules(s, err);
 }
 
 struct stream_ctx {
@@ -170,7 +347,10 @@ static int on_event(const struct sb_kevent *ev, void *arg)
 {
 	struct sb_session *s = ((struct stream_ctx *)arg)->s;
 
-	if (s->o.quiet)
+	if (s->broker)
+		sb_broker_event(s->broker, ev);
+	/* Audit mode's allows go to the audit chain, not the terminal. */
+	if (s->o.quiet || ev->action == SB_ACT_ALLOWED)
 		return 0;
 	if (s->o.json) {
 		sb_print_json_line(s->o.out, sb_event_to_json(ev, s->kp.policy));
@@ -229,21 +409,46 @@ static int on_tick(void *arg)
 		s->id = 0;
 		return 1;
 	}
-	if (strcmp(info.hash, s->hash)) {
-		/* Reloaded by 'policy reload': rename rules from the new policy. */
-		struct sb_kpolicy_opts o = s->o.kp;
-		struct sb_kpolicy kp;
+	if (strcmp(info.hash, s->hash) || strcmp(info.policy_source, s->kp.source)) {
+		/* Reloaded by 'policy reload': take the new policy (rule names)
+		 * and put the remembered decisions back into the kernel. */
 		struct sb_err err = { { 0 } };
 
-		o.policy_file = strcmp(info.policy_source, "<default>") ? info.policy_source : NULL;
-		o.folder = info.folder;
+		snprintf(s->kp.source, sizeof(s->kp.source), "%s", info.policy_source);
 		snprintf(s->hash, sizeof(s->hash), "%s", info.hash);
-		if (sb_kpolicy_load(&o, &kp, &err) == 0) {
-			sb_kpolicy_free(&s->kp);
-			s->kp = kp;
-		}
+		if (session_apply_rules(s, &err))
+			print_line(s, "error", "after a reload by another process: %s", err.msg);
 		print_line(s, "reloaded", "policy reloaded by another process (hash %.16s)", info.hash);
 	}
+	if (s->broker)
+		sb_broker_tick(s->broker);
+	return 0;
+}
+
+/* After each batch of events: records written, verdicts applied, kernel
+ * rules for newly remembered decisions installed. */
+static int on_wake(void *arg)
+{
+	struct sb_session *s = ((struct stream_ctx *)arg)->s;
+
+	if (!s->broker)
+		return 0;
+	sb_broker_flush(s->broker);
+	if (sb_broker_take_rules_changed(s->broker)) {
+		struct sb_err err = { { 0 } };
+
+		if (session_apply_rules(s, &err))
+			print_line(s, "error", "remembered decisions stay with the broker (not in the kernel): %s", err.msg);
+	}
+	return 0;
+}
+
+static int on_queue(void *arg)
+{
+	struct sb_session *s = ((struct stream_ctx *)arg)->s;
+
+	if (s->broker)
+		sb_broker_queue_changed(s->broker);
 	return 0;
 }
 
@@ -264,6 +469,9 @@ int sb_session_stream(struct sb_session *s, const struct sb_session_hooks *h, st
 		.on_tick = on_tick,
 		.extra_fd = h ? h->extra_fd : -1,
 		.on_extra = h && h->on_extra ? on_extra : NULL,
+		.extra2_fd = s->broker ? sb_broker_queue_fd(s->broker) : -1,
+		.on_extra2 = on_queue,
+		.on_wake = on_wake,
 		.arg = &c,
 	};
 
@@ -289,10 +497,22 @@ void sb_session_drain(struct sb_session *s)
 void sb_session_end(struct sb_session *s, bool remove)
 {
 	struct sb_err err = { { 0 } };
+	size_t held = 0;
 
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
 	s->ring_fd = -1;
+	if (s->broker) {
+		/* Held tasks stay held for the next broker (attach --adopt);
+		 * removing the sandbox (run) lets them go with the cgroup. */
+		struct sb_broker_stats st;
+
+		sb_broker_flush(s->broker);
+		sb_broker_stats(s->broker, &st);
+		held = st.holds;
+		sb_broker_close(s->broker, remove);
+		s->broker = NULL;
+	}
 	if (s->id) {
 		sb_kernel_protect(&s->k, (uint32_t)getpid(), s->id, false);
 		if (remove) {
@@ -303,6 +523,10 @@ void sb_session_end(struct sb_session *s, bool remove)
 			print_line(s, "stopped",
 				   "stopped streaming events; sandbox %u stays enforced on %s ('sandbox-bpf detach --cgroup %s' removes it)",
 				   s->id, s->scope.path, s->scope.path);
+			if (held)
+				print_line(s, "held",
+					   "%zu task%s stay held, their requests in the queue, until a broker takes the sandbox over: 'sandbox-bpf attach --cgroup %s --adopt'",
+					   held, held == 1 ? "" : "s", s->scope.path);
 		}
 	}
 	sb_kernel_close(&s->k);

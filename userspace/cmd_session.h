@@ -1,7 +1,8 @@
 /* Command-side glue shared by attach and run: one enforcing session on a
- * cgroup (policy -> kernel entries -> sandbox), its event stream and its
- * end. Prints (events, notes) to the session's FILE; library code under
- * kernel/ does not. */
+ * cgroup (policy -> kernel entries -> sandbox), its broker (escalations,
+ * remembered decisions, the audit chain: broker/broker.h), its event
+ * stream and its end. Prints (events, broker lines, notes) to the
+ * session's FILE; library code under kernel/ and broker/ does not. */
 #ifndef SB_CMD_SESSION_H
 #define SB_CMD_SESSION_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "broker/broker.h"
 #include "kernel/kpolicy.h"
 #include "kernel/loader.h"
 #include "kernel/scope.h"
@@ -19,6 +21,7 @@ struct sb_session_opts {
 	uint8_t anon_exec;
 	bool json;
 	bool quiet;			/* no event lines (run --quiet) */
+	bool adopt;			/* take over an existing sandbox whose broker is gone */
 	FILE *out;
 };
 
@@ -31,6 +34,10 @@ struct sb_session {
 	int ring_fd;
 	char hash[72];
 	const char *cmd;		/* "attach", "run": prefix of messages */
+	bool adopted;			/* an existing sandbox taken over */
+	struct sb_broker *broker;
+	struct sb_broker_kops kops;
+	size_t nextra;			/* remembered decisions enforced in the kernel */
 };
 
 /* Extra event sources for run: the child's pidfd, and signal handling
@@ -43,6 +50,9 @@ struct sb_session_hooks {
 	void *arg;
 };
 
+/* Attaches (or, with o->adopt, takes over a sandbox whose broker died),
+ * then starts the broker: recovery of the queue, adoption of every held
+ * task. */
 int sb_session_start(struct sb_session *s, const struct sb_session_opts *o, struct sb_err *err);
 void sb_session_print_attached(struct sb_session *s, const char *cmd);
 int sb_session_stream(struct sb_session *s, const struct sb_session_hooks *h, struct sb_err *err);

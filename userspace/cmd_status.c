@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "kernel/events.h"
 #include "kernel/status.h"
+#include "queue/queue.h"
 
 static void usage(FILE *f)
 {
@@ -20,7 +21,9 @@ static void usage(FILE *f)
 		"cgroup, policy source and hash, whether an attach/run process is streaming\n"
 		"its events, and per hook the calls allowed, denied and escalated and the\n"
 		"events lost on a full ring buffer. Hooks with no calls are not listed\n"
-		"(--json lists all). Exit status 0 also when nothing is attached.\n");
+		"(--json lists all). Then the tasks held for the broker (escalations\n"
+		"waiting for a decision): pid, command, what they asked for, for how long.\n"
+		"Exit status 0 also when nothing is attached.\n");
 }
 
 int cmd_status(int argc, char **argv)
@@ -59,6 +62,7 @@ int cmd_status(int argc, char **argv)
 	}
 	if (json) {
 		sb_print_json_line(stdout, sb_kstatus_to_json(st));
+		sb_kstatus_free(st);
 		free(st);
 		return SB_EXIT_OK;
 	}
@@ -94,7 +98,24 @@ int cmd_status(int argc, char **argv)
 		printf("  %-24s %10llu %10llu %10llu %8llu\n", "total", (unsigned long long)b->total.allowed,
 		       (unsigned long long)b->total.denied, (unsigned long long)b->total.escalated,
 		       (unsigned long long)b->total.lost);
+		if (b->nheld) {
+			size_t j;
+
+			printf("  held for the broker: %zu task%s%s\n", b->nheld, b->nheld == 1 ? "" : "s",
+			       b->owner_alive ? "" : " (no broker runs: they stay held until 'attach --adopt')");
+			printf("  %-8s %-16s %-8s %-9s %s\n", "PID", "COMMAND", "TRIGGER", "SINCE", "WHAT");
+			for (j = 0; j < b->nheld; j++) {
+				const struct sb_kstatus_held *t = &b->held[j];
+				char age[32], what[160];
+
+				sb_queue_format_age((int64_t)t->age_ms, age, sizeof(age));
+				sb_queue_escape(t->what, what, sizeof(what));
+				printf("  %-8u %-16s %-8s %-9s %s%s%s\n", t->pid, t->comm, t->trigger, age, what,
+				       t->after_exec ? " [after exec]" : "", t->verdict ? " [resuming]" : "");
+			}
+		}
 	}
+	sb_kstatus_free(st);
 	free(st);
 	return SB_EXIT_OK;
 }

@@ -40,6 +40,10 @@ VMTEST_LDFLAGS_vmtest_run := -static
 VMTEST_LDLIBS_qemu_exit :=
 VMTEST_LDLIBS_runas :=
 VMTEST_LDLIBS_vmtest_run :=
+VMTEST_LDLIBS_demo_git :=
+# sbrt runs inside chroots that hold nothing else (redteam_exec).
+VMTEST_LDFLAGS_sbrt := -static
+VMTEST_LDLIBS_sbrt := -luring
 
 VMTEST_HELPER_SRCS := $(sort $(wildcard $(VMTEST_SRC)/helpers/*.c))
 VMTEST_HELPERS := $(patsubst $(VMTEST_SRC)/helpers/%.c,$(VMTEST_OUT)/helpers/%,$(VMTEST_HELPER_SRCS))
@@ -48,12 +52,32 @@ VMTEST_BPF_OBJS := $(patsubst $(VMTEST_SRC)/bpf/%.bpf.c,$(VMTEST_OUT)/bpf/%.bpf.
 VMTEST_SKELS := $(VMTEST_BPF_OBJS:.bpf.o=.skel.h)
 VMTEST_VMLINUX_H := $(VMTEST_OUT)/vmlinux.h
 
-.PHONY: vmtest vmtest-fetch vmtest-helpers vmtest-clean
+.PHONY: vmtest vmtest-fetch vmtest-helpers vmtest-clean vmbench
 .SECONDARY: $(VMTEST_SKELS) $(VMTEST_VMLINUX_H)
 
 vmtest: $(VMTEST_PREREQS) vmtest-helpers vmtest-fetch
 	VMTEST_CACHE='$(VMTEST_CACHE)' VMTEST_EXTRA='$(VMTEST_EXTRA)' SANDBOX_BIN='$(SANDBOX_BIN)' \
 		VMTEST_OUT='$(VMTEST_OUT)' $(VMTEST_SRC)/run.sh $(VMTEST_ARGS)
+
+# The kernel benchmark (numbers, no assertions; not part of `make check`):
+# vmtests/bench/vmbench on every kernel, its tables printed and kept in
+# $(VMTEST_OUT)/vmbench/KERNEL.md. VMBENCH_ARGS (e.g. --only 6.1),
+# VMBENCH_ROUNDS (default 7).
+VMBENCH_ARGS ?=
+VMBENCH_ROUNDS ?= 7
+vmbench: $(VMTEST_PREREQS) vmtest-helpers vmtest-fetch
+	@rm -rf $(VMTEST_OUT)/vmbench; mkdir -p $(VMTEST_OUT)/vmbench
+	VMTEST_CACHE='$(VMTEST_CACHE)' VMTEST_EXTRA=$(VMTEST_SRC)/bench SANDBOX_BIN='$(SANDBOX_BIN)' \
+		VMTEST_OUT='$(VMTEST_OUT)' VMTEST_TEST_TIMEOUT=900 VMTEST_APPEND='vmbench.rounds=$(VMBENCH_ROUNDS)' \
+		$(VMTEST_SRC)/run.sh --test vmbench $(VMBENCH_ARGS)
+	@for log in $(VMTEST_OUT)/logs/*.console.log; do \
+		k=$$(basename $$log .console.log); \
+		tr -d '\r' < $$log | sed -n '/^# sandbox-bpf vmbench/,/^VMBENCH-END/p' | grep -v '^VMBENCH-END' \
+			> $(VMTEST_OUT)/vmbench/$$k.md; \
+		[ -s $(VMTEST_OUT)/vmbench/$$k.md ] || continue; \
+		echo; echo "=== $$k ($(VMTEST_OUT)/vmbench/$$k.md)"; cat $(VMTEST_OUT)/vmbench/$$k.md; \
+	done
+	@echo; echo "Whole-syscall timings under TCG vary by 10-25 % between runs (BRIEF 2b): compare ratios within a run."
 
 vmtest-fetch:
 	$(VMTEST_SRC)/fetch-kernels.sh '$(VMTEST_CACHE)'

@@ -61,6 +61,12 @@ static const char *const hook_names[SB_HOOK__COUNT] = {
 	[SB_HOOK_KERNEL_LOAD_DATA] = "kernel_load_data",
 	[SB_HOOK_MODULE_REQUEST] = "kernel_module_request",
 	[SB_HOOK_USERNS_CREATE] = "userns_create",
+	[SB_HOOK_TASK_ALLOC] = "task_alloc",
+	[SB_HOOK_PATH_CHROOT] = "path_chroot",
+	[SB_HOOK_SB_KERN_MOUNT] = "sb_kern_mount",
+	[SB_HOOK_FILE_IOCTL] = "file_ioctl",
+	[SB_HOOK_FILE_FCNTL] = "file_fcntl",
+	[SB_HOOK_CAPABLE] = "capable",
 };
 
 const char *sb_hook_name(unsigned hook)
@@ -92,6 +98,8 @@ const char *sb_action_name(unsigned action)
 		return "audit";
 	case SB_ACT_KILLED:
 		return "killed";
+	case SB_ACT_ALLOWED:
+		return "allowed";
 	}
 	return "?";
 }
@@ -117,6 +125,14 @@ const char *sb_rule_label(const struct sb_policy *p, __u32 rule, char *buf, size
 		return "reload-race";
 	case SB_RULE_EXEC_LOADER:
 		return "exec-via-loader";
+	case SB_RULE_HELD:
+		return "held-task";
+	case SB_RULE_RAW_DEVICE:
+		return "raw-block-device";
+	case SB_RULE_CAPABILITY:
+		return "capability";
+	case SB_RULE_ARGV_UNREADABLE:
+		return "argv-unreadable";
 	}
 	if (p && rule < p->nrules) {
 		const struct sb_rule *r = &p->rules[rule];
@@ -152,13 +168,12 @@ static void net_addr(const struct sb_kevent *ev, char *out, size_t len)
 		snprintf(out, len, "unix (abstract or unnamed)");
 }
 
-static const char *proto_name(unsigned proto)
+const char *sb_kev_proto_name(unsigned proto)
 {
 	return proto == 1 ? "tcp" : proto == 2 ? "udp" : proto == 3 ? "raw" : "other";
 }
 
-/* Copies a NUL-terminated field of bounded size. */
-static void field(char *out, size_t outlen, const char *in, size_t inlen)
+void sb_kev_field(char *out, size_t outlen, const char *in, size_t inlen)
 {
 	size_t n = strnlen(in, inlen);
 
@@ -175,13 +190,13 @@ static void subject(const struct sb_kevent *ev, char *out, size_t len)
 
 	switch (ev->kind) {
 	case SB_EVK_PATH:
-		field(path, sizeof(path), ev->path.path, sizeof(ev->path.path));
+		sb_kev_field(path, sizeof(path), ev->path.path, sizeof(ev->path.path));
 		snprintf(out, len, "%s%s%s", path, ev->flags & SB_EVF_PATH_TRUNC ? "..." : "",
 			 ev->flags & SB_EVF_PATH_PARTIAL ? " (path within its filesystem)" : "");
 		break;
 	case SB_EVK_EXEC:
-		field(path, sizeof(path), ev->exec.path, sizeof(ev->exec.path));
-		field(argv, sizeof(argv), ev->exec.argv, sizeof(ev->exec.argv));
+		sb_kev_field(path, sizeof(path), ev->exec.path, sizeof(ev->exec.path));
+		sb_kev_field(argv, sizeof(argv), ev->exec.argv, sizeof(ev->exec.argv));
 		if (argv[0])
 			snprintf(out, len, "%s \"%s\"", path, argv);
 		else
@@ -191,7 +206,7 @@ static void subject(const struct sb_kevent *ev, char *out, size_t len)
 		char a[80];
 
 		net_addr(ev, a, sizeof(a));
-		snprintf(out, len, "%s %s", a, ev->net.family == AF_UNIX ? "" : proto_name(ev->net.proto));
+		snprintf(out, len, "%s %s", a, ev->net.family == AF_UNIX ? "" : sb_kev_proto_name(ev->net.proto));
 		break;
 	}
 	case SB_EVK_TASK:
@@ -207,6 +222,11 @@ static void subject(const struct sb_kevent *ev, char *out, size_t len)
 	default:
 		snprintf(out, len, "%s", sb_hook_name(ev->hook));
 	}
+}
+
+void sb_event_subject(const struct sb_kevent *ev, char *out, size_t len)
+{
+	subject(ev, out, len);
 }
 
 static const char *trigger_label(const struct sb_kevent *ev)
@@ -228,13 +248,17 @@ void sb_event_format(const struct sb_kevent *ev, const struct sb_policy *p, char
 		act[i] = (char)(action[i] >= 'a' && action[i] <= 'z' ? action[i] - 32 : action[i]);
 	act[i] = '\0';
 	subject(ev, subj, sizeof(subj));
-	field(comm, sizeof(comm), ev->comm, sizeof(ev->comm));
+	sb_kev_field(comm, sizeof(comm), ev->comm, sizeof(ev->comm));
 	if (ev->kind == SB_EVK_PATH)
 		snprintf(op, sizeof(op), " %s", sb_kop_name(ev->op));
 	snprintf(out, len, "%s %s%s %s: %s '%s'%s%s%s (%s) %s[%u] uid %u, sandbox %u, seq %llu", act,
 		 trigger_label(ev), op, subj, ev->rule == SB_RULE_DEFAULT ? "default" : "rule",
 		 sb_rule_label(p, ev->rule, rbuf, sizeof(rbuf)), where ? " at " : "", where ? where : "",
-		 ev->action == SB_ACT_AUDIT ? " [audit mode: not enforced]" : "", sb_tier_name((enum sb_tier)ev->tier),
+		 ev->action == SB_ACT_AUDIT		  ? " [audit mode: not enforced]" :
+		 (ev->flags & SB_EVF_HELD_EXEC) ? " [held after exec for the broker]" :
+		 (ev->flags & SB_EVF_HELD)	  ? " [held for the broker]" :
+						    "",
+		 sb_tier_name((enum sb_tier)ev->tier),
 		 comm, ev->pid, ev->uid, ev->sandbox, (unsigned long long)ev->seq);
 }
 
@@ -261,7 +285,7 @@ cJSON *sb_event_to_json(const struct sb_kevent *ev, const struct sb_policy *p)
 	cJSON_AddBoolToObject(o, "enforced", ev->action != SB_ACT_AUDIT && ev->action != SB_ACT_OBSERVED);
 	switch (ev->kind) {
 	case SB_EVK_PATH:
-		field(buf, sizeof(buf), ev->path.path, sizeof(ev->path.path));
+		sb_kev_field(buf, sizeof(buf), ev->path.path, sizeof(ev->path.path));
 		cJSON_AddStringToObject(o, "op", sb_kop_name(ev->op));
 		cJSON_AddStringToObject(o, "path", buf);
 		if (ev->flags & SB_EVF_PATH_TRUNC)
@@ -270,9 +294,9 @@ cJSON *sb_event_to_json(const struct sb_kevent *ev, const struct sb_policy *p)
 			cJSON_AddBoolToObject(o, "path_partial", 1);
 		break;
 	case SB_EVK_EXEC:
-		field(buf, sizeof(buf), ev->exec.path, sizeof(ev->exec.path));
+		sb_kev_field(buf, sizeof(buf), ev->exec.path, sizeof(ev->exec.path));
 		cJSON_AddStringToObject(o, "path", buf);
-		field(buf, sizeof(buf), ev->exec.argv, sizeof(ev->exec.argv));
+		sb_kev_field(buf, sizeof(buf), ev->exec.argv, sizeof(ev->exec.argv));
 		cJSON_AddStringToObject(o, "command", buf);
 		break;
 	case SB_EVK_NET:
@@ -285,7 +309,7 @@ cJSON *sb_event_to_json(const struct sb_kevent *ev, const struct sb_policy *p)
 			cJSON_AddStringToObject(o, "family", ev->net.family == AF_INET ? "ipv4" : "ipv6");
 			cJSON_AddStringToObject(o, "addr", a);
 			cJSON_AddNumberToObject(o, "port", ev->net.port);
-			cJSON_AddStringToObject(o, "proto", proto_name(ev->net.proto));
+			cJSON_AddStringToObject(o, "proto", sb_kev_proto_name(ev->net.proto));
 		}
 		break;
 	case SB_EVK_TASK:
@@ -294,15 +318,23 @@ cJSON *sb_event_to_json(const struct sb_kevent *ev, const struct sb_policy *p)
 		cJSON_AddNumberToObject(o, "arg", ev->task.arg);
 		break;
 	}
-	if (ev->ret < 0)
+	if (ev->flags & SB_EVF_HELD) {
+		/* Held for the broker: the syscall waits (or, after exec, the
+		 * new image is stopped) until the verdict. */
+		cJSON_AddBoolToObject(o, "held", 1);
+		cJSON_AddNumberToObject(o, "request_seq", (double)ev->seq);
+		if (ev->flags & SB_EVF_HELD_EXEC)
+			cJSON_AddBoolToObject(o, "after_exec", 1);
+	} else if (ev->ret < 0) {
 		cJSON_AddStringToObject(o, "errno", ev->ret == -1 ? "EPERM" : strerrorname_np(-ev->ret));
-	else if (ev->action == SB_ACT_KILLED)
+	} else if (ev->action == SB_ACT_KILLED) {
 		cJSON_AddStringToObject(o, "signal", "SIGKILL");
+	}
 	cJSON_AddNumberToObject(o, "pid", ev->pid);
 	cJSON_AddNumberToObject(o, "tgid", ev->tgid);
 	cJSON_AddNumberToObject(o, "ppid", ev->ppid);
 	cJSON_AddNumberToObject(o, "uid", ev->uid);
-	field(buf, sizeof(buf), ev->comm, sizeof(ev->comm));
+	sb_kev_field(buf, sizeof(buf), ev->comm, sizeof(ev->comm));
 	cJSON_AddStringToObject(o, "comm", buf);
 	cJSON_AddNumberToObject(o, "cgroup_id", (double)ev->cgroup_id);
 	return o;
@@ -383,10 +415,15 @@ int sb_evloop_run(int ring_fd, const int *signals, const struct sb_evloop_ops *o
 			if (epoll_ctl(ep, EPOLL_CTL_ADD, ops->extra_fd, &e))
 				goto ep_fail;
 		}
+		if (ops->extra2_fd >= 0 && ops->on_extra2) {
+			e.data.u32 = 4;
+			if (epoll_ctl(ep, EPOLL_CTL_ADD, ops->extra2_fd, &e))
+				goto ep_fail;
+		}
 	}
 	while (!stop) {
-		struct epoll_event evs[4];
-		int n = epoll_wait(ep, evs, 4, -1);
+		struct epoll_event evs[5];
+		int n = epoll_wait(ep, evs, 5, -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -424,8 +461,14 @@ int sb_evloop_run(int ring_fd, const int *signals, const struct sb_evloop_ops *o
 				if (ops->on_extra(ops->arg) == 1)
 					stop = true;
 				break;
+			case 4:
+				if (ops->on_extra2(ops->arg) == 1)
+					stop = true;
+				break;
 			}
 		}
+		if (!stop && ops->on_wake && ops->on_wake(ops->arg) == 1)
+			stop = true;
 	}
 	if (rb)
 		ring_buffer__consume(rb);

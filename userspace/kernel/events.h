@@ -22,6 +22,16 @@ const char *sb_action_name(unsigned action);
  * "protected", "self-protection", ... for the special indexes. */
 const char *sb_rule_label(const struct sb_policy *p, __u32 rule, char *buf, size_t len);
 
+/* "tcp", "udp", "raw" or "other" for an event's net.proto. */
+const char *sb_kev_proto_name(unsigned proto);
+/* Copies a fixed-size, maybe unterminated event field into out (always
+ * NUL-terminated, truncated to outlen - 1). */
+void sb_kev_field(char *out, size_t outlen, const char *in, size_t inlen);
+
+/* What the event is about: a path, an executable and its command line,
+ * an address, a signal's target. */
+void sb_event_subject(const struct sb_kevent *ev, char *out, size_t len);
+
 /* One readable line, without a newline. */
 void sb_event_format(const struct sb_kevent *ev, const struct sb_policy *p, char *out, size_t len);
 /* One JSON object (caller frees). */
@@ -35,9 +45,15 @@ struct sb_evloop_ops {
 	int (*on_signal)(int sig, int code, void *arg);
 	/* About once a second; return 1 to stop. */
 	int (*on_tick)(void *arg);
-	/* Readable extra fd (for example a child's pidfd); return 1 to stop. */
+	/* Readable extra fds (a child's pidfd, the queue's inotify); return 1
+	 * to stop. -1: none. */
 	int extra_fd;
 	int (*on_extra)(void *arg);
+	int extra2_fd;
+	int (*on_extra2)(void *arg);
+	/* After every wake-up's events were handled (the broker writes its
+	 * records and applies verdicts here, once per batch); 1 to stop. */
+	int (*on_wake)(void *arg);
 	void *arg;
 };
 

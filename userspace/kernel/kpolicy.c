@@ -23,7 +23,11 @@ int sb_kpolicy_load(const struct sb_kpolicy_opts *o, struct sb_kpolicy *kp, stru
 {
 	struct sb_policy_source src = { 0 };
 	struct sb_kresolver r;
-	struct sb_kopts ko = { .anon_exec = o->anon_exec };
+	/* Every sandbox of attach/run/reload has a broker model: escalate
+	 * holds the task (with no broker running it stays held until one
+	 * adopts the sandbox: fail closed). */
+	struct sb_kopts ko = { .anon_exec = o->anon_exec, .hold = true };
+	size_t i;
 	char cwd[PATH_MAX], path[PATH_MAX * 2];
 	struct stat st;
 	int rc;
@@ -52,6 +56,15 @@ int sb_kpolicy_load(const struct sb_kpolicy_opts *o, struct sb_kpolicy *kp, stru
 	rc = sb_policy_source_load(&src, &kp->policy, err);
 	if (rc)
 		return rc;
+	for (i = 0; i < o->nextra; i++) {
+		const struct sb_kpolicy_extra *x = &o->extra[i];
+
+		rc = sb_policy_append_rule(kp->policy, x->trigger, x->tier, x->text, x->where, err);
+		if (rc) {
+			sb_err_prefix(err, "remembered rule '%s': ", x->text);
+			goto fail;
+		}
+	}
 	rc = sb_policy_compile(kp->policy, &kp->compiled, err);
 	if (rc)
 		goto fail;

@@ -13,11 +13,22 @@
 #include "policy.h"
 #include "sb_err.h"
 
+/* A rule added after the policy's own (a remembered decision the broker
+ * enforces in the kernel); where labels it in events. */
+struct sb_kpolicy_extra {
+	enum sb_trigger trigger;
+	enum sb_tier tier;
+	const char *text;
+	const char *where;
+};
+
 struct sb_kpolicy_opts {
 	const char *policy_file;	/* NULL: FOLDER/.sandbox/policy.json or the default */
 	const char *folder;		/* project folder (absolute); NULL: current directory */
 	const char *home;		/* for ~ (default: $HOME) */
 	uint8_t anon_exec;		/* tier for exec of nameless files */
+	const struct sb_kpolicy_extra *extra;
+	size_t nextra;
 };
 
 struct sb_kpolicy {

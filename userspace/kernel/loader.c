@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "generation.h"
+#include "holds.h"
 #include "probe/probe.h"
 #include "sandbox.skel.h"
 
@@ -33,7 +34,8 @@ static const char *const kmap_names[SB_KM__COUNT] = {
 	[SB_KM_PCHAIN] = "sb_pchain",	  [SB_KM_PNAME] = "sb_pname",	  [SB_KM_LONGNAME] = "sb_longname",
 	[SB_KM_PGLOB] = "sb_pglob",	  [SB_KM_SHELL] = "sb_shell",	  [SB_KM_XINODE] = "sb_xinode",
 	[SB_KM_NET4] = "sb_net4",	  [SB_KM_NET6] = "sb_net6",	  [SB_KM_COUNTERS] = "sb_counters",
-	[SB_KM_RINGS] = "sb_rings",
+	[SB_KM_RINGS] = "sb_rings",	  [SB_KM_HOLD] = "sb_hold",	  [SB_KM_VERDICT] = "sb_verdict",
+	[SB_KM_HELD] = "sb_held",
 };
 
 /* generation.h map -> loader map */
@@ -239,6 +241,8 @@ static void select_programs(struct sandbox_bpf *s, uint32_t *features)
 	}
 	if (!btf_has_func(btf, "bpf_lsm_userns_create"))
 		bpf_program__set_autoload(s->progs.sb_userns_create, false);
+	if (!btf_has_func(btf, "bpf_lsm_file_ioctl_compat"))
+		bpf_program__set_autoload(s->progs.sb_file_ioctl_compat, false);
 	btf__free(btf);
 }
 
@@ -723,6 +727,8 @@ int sb_kernel_remove(struct sb_kernel *k, uint32_t id, bool unpin_if_last, bool 
 	rc = update_level_mask(k, err);
 	if (rc)
 		goto out;
+	/* Its held tasks are no longer confined: let them go. */
+	sb_kernel_holds_release(k, id, true);
 	gops_init(k, &o);
 	rc = sb_gen_remove(&o, id, err);
 	bpf_map_delete_elem(k->fd[SB_KM_RINGS], &id);

@@ -35,6 +35,9 @@ enum sb_kmap {
 	SB_KM_NET6,
 	SB_KM_COUNTERS,
 	SB_KM_RINGS,
+	SB_KM_HOLD,		/* held requests (kernel writes, broker reads/deletes) */
+	SB_KM_VERDICT,		/* verdicts (broker writes) */
+	SB_KM_HELD,		/* tid -> request it is held for */
 	SB_KM__COUNT
 };
 

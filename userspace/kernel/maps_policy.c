@@ -1001,6 +1001,23 @@ static int compile_xinodes(struct build *b)
 		}
 		closedir(d);
 	}
+	/* The executables full-path rules name (/opt/x/tool*): by inode too,
+	 * so another path to the same file (a bind mount, a detached mount
+	 * in a user namespace, ld.so) cannot get around the rule (red team). */
+	for (i = 0; !rc && i < b->c->nshell; i++) {
+		const struct sb_cshell *cs = &b->c->shell[i];
+		char path[PATH_MAX];
+		size_t l;
+
+		if (!cs->fullpath || !cs->prefix || cs->prefix[0] != '/')
+			continue;
+		l = strcspn(cs->prefix, " \t");
+		if (l == 0 || l >= sizeof(path))
+			continue;
+		memcpy(path, cs->prefix, l);
+		path[l] = 0;
+		rc = xscan_one(b, tmp, sb_basename(path), path);
+	}
 	for (i = 0; !rc && i < sb_kv_count(tmp); i++) {
 		const struct xcand *x = sb_kv_val(tmp, i);
 		struct sb_xinode_val *v;
@@ -1339,6 +1356,8 @@ int sb_kentries_compute(const struct sb_policy *p, const struct sb_compiled *c, 
 		e->cfg.flags |= SB_CFG_AUDIT;
 	if (c->deny_user_namespaces)
 		e->cfg.flags |= SB_CFG_DENY_USERNS;
+	if (o && o->hold)
+		e->cfg.flags |= SB_CFG_HOLD;
 
 	rc = compile_paths(&b);
 	if (!rc)

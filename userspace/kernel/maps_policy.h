@@ -53,6 +53,7 @@ struct sb_kresolver {
 
 struct sb_kopts {
 	uint8_t anon_exec;	/* tier for exec of a nameless file (memfd, O_TMPFILE) */
+	bool hold;		/* escalate holds the task for a broker (SB_CFG_HOLD) */
 };
 
 struct sb_kv;	/* a keyed vector (maps_policy.c) */

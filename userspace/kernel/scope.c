@@ -224,21 +224,12 @@ struct sysfs_collect {
 	int rc;
 };
 
-static int sysfs_cb(const struct mi_line *m, void *arg)
+static int sysfs_add(struct sysfs_collect *c, const char *point, const char *suffix)
 {
-	static const char *const types[] = { "cgroup", "cgroup2", "bpf", "securityfs", "tracefs", "debugfs",
-					     "efivarfs", NULL };
-	struct sysfs_collect *c = arg;
-	const char *const *t;
 	size_t i;
 
-	for (t = types; *t; t++)
-		if (!strcmp(m->fstype, *t))
-			break;
-	if (!*t)
-		return 0;
 	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i], m->point))
+		if (!strncmp(c->v[i], point, strlen(point)) && !strcmp(c->v[i] + strlen(point), suffix))
 			return 0;
 	if (c->n + 2 > c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 8;
@@ -249,12 +240,36 @@ static int sysfs_cb(const struct mi_line *m, void *arg)
 		c->v = nv;
 		c->cap = nc;
 	}
-	c->v[c->n] = strdup(m->point);
-	if (!c->v[c->n])
+	if (asprintf(&c->v[c->n], "%s%s", point, suffix) < 0)
 		return -ENOMEM;
 	c->n++;
 	c->v[c->n] = NULL;
 	return 0;
+}
+
+static int sysfs_cb(const struct mi_line *m, void *arg)
+{
+	/* sysfs, binfmt_misc, configfs, pstore and procfs's sys/ and
+	 * sysrq-trigger reach the kernel's configuration (uevent_helper,
+	 * core_pattern, modprobe, binfmt interpreters run as root outside
+	 * the sandbox): red team, root inside the sandbox. */
+	static const char *const types[] = { "cgroup",	    "cgroup2", "bpf",	  "securityfs", "tracefs",
+					     "debugfs",	    "efivarfs", "sysfs",  "binfmt_misc", "configfs",
+					     "pstore",	    "fusectl", "selinuxfs", "smackfs",	  NULL };
+	struct sysfs_collect *c = arg;
+	const char *const *t;
+	int rc;
+
+	if (!strcmp(m->fstype, "proc")) {
+		rc = sysfs_add(c, m->point, "/sys");
+		return rc ? rc : sysfs_add(c, m->point, "/sysrq-trigger");
+	}
+	for (t = types; *t; t++)
+		if (!strcmp(m->fstype, *t))
+			break;
+	if (!*t)
+		return 0;
+	return sysfs_add(c, m->point, "");
 }
 
 int sb_sysfs_mounts(char ***out, struct sb_err *err)

@@ -4,9 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "events.h"
+#include "holds.h"
 #include "loader.h"
 
 static int count_links(void)
@@ -22,6 +26,62 @@ static int count_links(void)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct sb_kstatus_held *x = a, *y = b;
+
+	return x->age_ms < y->age_ms ? 1 : x->age_ms > y->age_ms ? -1 : 0;
+}
+
+/* Holds still waiting (no verdict yet, or a verdict not yet used). */
+static void read_held(struct sb_kernel *k, struct sb_kstatus_box *b)
+{
+	struct sb_khold *l = NULL;
+	struct timespec ts;
+	__u64 now;
+	size_t n = 0, i;
+
+	if (sb_kernel_holds(k, b->id, &l, &n) || n == 0) {
+		free(l);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	b->held = calloc(n, sizeof(*b->held));
+	for (i = 0; b->held && i < n; i++) {
+		const struct sb_kevent *ev = &l[i].h.ev;
+		struct sb_kstatus_held *h;
+
+		if (l[i].h.used)
+			continue;	/* resolved: kept only for the rest of its syscall */
+		if (ev->tgid && kill((pid_t)ev->tgid, 0) && errno == ESRCH)
+			continue;	/* dead, not yet cleaned up by a broker */
+		h = &b->held[b->nheld++];
+		h->pid = ev->tgid;
+		h->tid = ev->pid;
+		snprintf(h->comm, sizeof(h->comm), "%.16s", ev->comm);
+		snprintf(h->trigger, sizeof(h->trigger), "%s", sb_trigger_name((enum sb_trigger)ev->trigger));
+		sb_event_subject(ev, h->what, sizeof(h->what));
+		h->age_ms = now > ev->ts_ns ? (now - ev->ts_ns) / 1000000 : 0;
+		h->after_exec = l[i].h.committed;
+		h->verdict = l[i].has_verdict;
+	}
+	if (b->held)
+		qsort(b->held, b->nheld, sizeof(*b->held), held_cmp);
+	free(l);
+}
+
+void sb_kstatus_free(struct sb_kstatus *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nbox; i++) {
+		free(st->box[i].held);
+		st->box[i].held = NULL;
+		st->box[i].nheld = 0;
+	}
 }
 
 int sb_kstatus_read(struct sb_kstatus *st, struct sb_err *err)
@@ -54,6 +114,7 @@ int sb_kstatus_read(struct sb_kstatus *st, struct sb_err *err)
 			b->total.escalated += b->counters[h].escalated;
 			b->total.lost += b->counters[h].lost;
 		}
+		read_held(&k, b);
 		st->nbox++;
 	}
 	sb_kernel_close(&k);
@@ -102,6 +163,25 @@ cJSON *sb_kstatus_to_json(const struct sb_kstatus *st)
 			cJSON_AddNumberToObject(s, "owner_pid", b->info.owner_pid);
 		cJSON_AddBoolToObject(s, "streaming", b->owner_alive);
 		cJSON_AddItemToObject(s, "total", counters_json(&b->total));
+		{
+			cJSON *held = cJSON_AddArrayToObject(s, "held");
+			size_t j;
+
+			for (j = 0; held && j < b->nheld; j++) {
+				const struct sb_kstatus_held *t = &b->held[j];
+				cJSON *ho = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(ho, "pid", t->pid);
+				cJSON_AddNumberToObject(ho, "tid", t->tid);
+				cJSON_AddStringToObject(ho, "comm", t->comm);
+				cJSON_AddStringToObject(ho, "trigger", t->trigger);
+				cJSON_AddStringToObject(ho, "what", t->what);
+				cJSON_AddNumberToObject(ho, "held_seconds", (double)(t->age_ms / 1000));
+				cJSON_AddBoolToObject(ho, "after_exec", t->after_exec);
+				cJSON_AddBoolToObject(ho, "resuming", t->verdict);
+				cJSON_AddItemToArray(held, ho);
+			}
+		}
 		hooks = cJSON_AddObjectToObject(s, "hooks");
 		for (h = 0; h < SB_HOOK__COUNT; h++)
 			cJSON_AddItemToObject(hooks, sb_hook_name((unsigned)h), counters_json(&b->counters[h]));

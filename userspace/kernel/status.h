@@ -10,8 +10,21 @@
 #include "sandbox.h"
 #include "sb_err.h"
 
+/* A task held for the broker (an escalation waiting for its verdict). */
+struct sb_kstatus_held {
+	__u32 pid, tid;
+	char comm[17];
+	char trigger[16];
+	char what[SB_EV_PATH + SB_EV_ARGV + 64];
+	__u64 age_ms;		/* since it was first held */
+	bool after_exec;	/* stopped before the first instruction of a new image */
+	bool verdict;		/* a verdict is written: it is being resumed */
+};
+
 struct sb_kstatus_box {
 	__u32 id;
+	struct sb_kstatus_held *held;	/* sorted oldest first */
+	size_t nheld;
 	struct sb_info info;
 	bool owner_alive;
 	struct sb_counters counters[SB_HOOK__COUNT];
@@ -27,6 +40,7 @@ struct sb_kstatus {
 };
 
 int sb_kstatus_read(struct sb_kstatus *st, struct sb_err *err);
+void sb_kstatus_free(struct sb_kstatus *st);	/* what read allocated (not st) */
 
 struct cJSON;
 struct cJSON *sb_kstatus_to_json(const struct sb_kstatus *st);
