@@ -7,6 +7,7 @@
 #   make valgrind   unit tests under valgrind (leaks are errors)
 #   make fuzz       build libFuzzer targets (clang) into build-fuzz/
 #   make check      everything: test, asan, valgrind, fuzz replay, VM tests
+#   make vmbench    the kernel benchmark in the VM (numbers, not assertions; not in check)
 #   make demo       the main job: the real loop on the best backend here
 
 BUILD    ?= build
@@ -63,7 +64,7 @@ all: $(BIN)
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
 include tests/fuzz/fuzz.mk
--include vmtests/vmtests.mk
+include vmtests/vmtests.mk
 
 # --- vmlinux.h: from the running kernel's BTF when present, else the checked-in copy.
 VMLINUX_H := $(BUILD)/bpf/vmlinux.h
@@ -132,6 +133,11 @@ check: test asan valgrind fuzz-smoke vmtest
 deps:
 	@sh .ci/deps.sh
 
+# The main job (README): the escalation loop on the best backend here,
+# natively when the host runs BPF-LSM, else in the VM (vmtests/demo.sh).
+demo: $(BIN) vmtest-helpers vmtest-fetch
+	VMTEST_CACHE='$(VMTEST_CACHE)' SANDBOX_BIN='$(BIN)' VMTEST_OUT='$(VMTEST_OUT)' vmtests/demo.sh
+
 clean:
 	rm -rf build build-asan build-fuzz
 
@@ -141,3 +147,23 @@ clean:
 .PHONY: bench-audit
 bench-audit: $(BUILD)/tests/bench/bench_audit
 	$(BUILD)/tests/bench/bench_audit
+
+# The escalation loop in the VM (docs/performance.md, "Escalation loop"):
+# tests/bench/vmbench_escalation and bench_escalation on every kernel, the
+# tables printed and kept in $(VMTEST_OUT)/vmbench-escalation/KERNEL.md.
+# VMBENCH_ESC_REQUESTS (default 1000), VMBENCH_ARGS (e.g. --only 6.1).
+.PHONY: vmbench-escalation
+VMBENCH_ESC_REQUESTS ?= 1000
+vmbench-escalation: $(BIN) $(BUILD)/tests/bench/bench_escalation vmtest-helpers vmtest-fetch
+	@rm -rf $(BUILD)/vmbench-escalation; mkdir -p $(BUILD)/vmbench-escalation/extra $(VMTEST_OUT)/vmbench-escalation
+	@cp tests/bench/vmbench_escalation $(BUILD)/tests/bench/bench_escalation $(BUILD)/vmbench-escalation/extra/
+	VMTEST_CACHE='$(VMTEST_CACHE)' VMTEST_EXTRA=$(BUILD)/vmbench-escalation/extra SANDBOX_BIN='$(BIN)' \
+		VMTEST_OUT='$(VMTEST_OUT)' VMTEST_TEST_TIMEOUT=1500 VMTEST_APPEND='vmbench.requests=$(VMBENCH_ESC_REQUESTS)' \
+		vmtests/run.sh --test vmbench_escalation $(VMBENCH_ARGS)
+	@for log in $(VMTEST_OUT)/logs/*.console.log; do \
+		k=$$(basename $$log .console.log); \
+		tr -d '\r' < $$log | sed -n '/^# sandbox-bpf vmbench-escalation/,/^VMBENCH-END/p' | grep -v '^VMBENCH-END' \
+			> $(VMTEST_OUT)/vmbench-escalation/$$k.md; \
+		[ -s $(VMTEST_OUT)/vmbench-escalation/$$k.md ] || continue; \
+		echo; echo "=== $$k ($(VMTEST_OUT)/vmbench-escalation/$$k.md)"; cat $(VMTEST_OUT)/vmbench-escalation/$$k.md; \
+	done

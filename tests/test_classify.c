@@ -361,6 +361,38 @@ static void test_audit_mode(void **state)
 	sb_policy_free(p);
 }
 
+/* The embedded default allows writes under /tmp, and connecting to an
+ * AF_UNIX socket is a write to its path: the sockets of a tmux server, an
+ * X server and an ssh-agent there would let the agent act outside the
+ * sandbox (docs/threat-model.md), so the default denies them. */
+static void test_default_denies_session_sockets(void **state)
+{
+	static const struct { const char *path, *tier; } sock_cases[] = {
+		{ "/tmp/tmux-1000/default", "deny" }, { "/tmp/.X11-unix/X0", "deny" },
+		{ "/tmp/.ICE-unix/1234", "deny" },    { "/tmp/ssh-AbCd/agent.42", "deny" },
+		{ "/tmp/build/out.o", "allow" },       { "/tmp/tmuxfile", "allow" },
+	};
+	struct sb_policy *p;
+	struct sb_err err = { { 0 } };
+	size_t i;
+
+	(void)state;
+	assert_int_equal(sb_policy_load_default(&(struct sb_policy_opts){ .home_override = "/home/u",
+									   .root_override = "/p" },
+						&p, &err),
+			 0);
+	for (i = 0; i < sizeof(sock_cases) / sizeof(sock_cases[0]); i++) {
+		char ev[256];
+		struct sb_decision d;
+
+		snprintf(ev, sizeof(ev), "{\"kind\":\"write\",\"op\":\"connect-unix\",\"path\":\"%s\"}",
+			 sock_cases[i].path);
+		assert_int_equal(run_case(p, NULL, ev, &d, &err), 0);
+		assert_string_equal(sb_tier_name(d.tier), sock_cases[i].tier);
+	}
+	sb_policy_free(p);
+}
+
 /* Protections cannot be removed or overridden by any policy rule, even an
  * exact allow of the protected file or a policy that tries to re-root. */
 static void test_protections_cannot_be_overridden(void **state)
@@ -418,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_memory_validation),
 		cmocka_unit_test(test_audit_mode),
 		cmocka_unit_test(test_protections_cannot_be_overridden),
+		cmocka_unit_test(test_default_denies_session_sockets),
 		cmocka_unit_test(test_event_key),
 	};
 
