@@ -22,9 +22,41 @@ mkdir -p "$cache" || die "cannot create the kernel cache $cache"
 release_of() { echo "${1#linux-image-}"; } # package name -> kernel release
 cached() { [ -s "$cache/$(release_of "$1")/vmlinuz" ]; }
 
+# apt options: empty (the system's sources) until private_lists switches
+# to a private configuration.
+APT_OPTS=()
+
 # Registry candidates for a series, newest first (apt-cache reads local lists).
 candidates() { # REGEX
-	apt-cache pkgnames linux-image- 2>/dev/null | grep -E "$1" | sort -rV || true
+	apt-cache "${APT_OPTS[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$1" | sort -rV || true
+}
+
+# The system's sources may lack bookworm-security, where Debian publishes
+# the 6.12 cloud kernels (a minimal debootstrap has only "bookworm main").
+# Rather than edit the system's apt configuration, read Debian's own
+# suites into lists kept in the cache, signed by Debian's archive keyring.
+private_used=
+private_lists() {
+	[ -z "$private_used" ] || return 1
+	private_used=1
+	local d=$cache/.apt key=/usr/share/keyrings/debian-archive-keyring.gpg arch
+	[ -r "$key" ] || { say "no $key (apt-get install debian-archive-keyring)"; return 1; }
+	arch=$(dpkg --print-architecture)
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	{
+		echo "deb [arch=$arch signed-by=$key] http://deb.debian.org/debian bookworm main"
+		echo "deb [arch=$arch signed-by=$key] http://deb.debian.org/debian bookworm-updates main"
+		echo "deb [arch=$arch signed-by=$key] http://deb.debian.org/debian-security bookworm-security main"
+	} > "$d/sources.list"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=$d/none"
+		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache")
+	say "reading Debian's bookworm, bookworm-updates and bookworm-security lists into $d"
+	if ! apt-get "${APT_OPTS[@]}" update -qq >&2; then
+		say "apt-get update of the private lists failed"
+		APT_OPTS=()
+		return 1
+	fi
+	return 0
 }
 
 apt_updated=
@@ -80,7 +112,7 @@ fetch() { # PACKAGE
 	dir=$cache/$rel
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 	say "downloading $pkg"
-	if ! (cd "$tmp" && apt-get download -q "$pkg" >&2 2>"$tmp/apt.err"); then
+	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" download -q "$pkg" >&2 2>"$tmp/apt.err"); then
 		cat "$tmp/apt.err" >&2 || true
 		rm -rf "$tmp"
 		return 1
@@ -113,6 +145,10 @@ pick() { # SERIES PREFERRED REGEX
 	else
 		cands=$(candidates "$regex")
 		[ -n "$cands" ] || { refresh_lists; cands=$(candidates "$regex"); }
+		# The preferred (tested) version may be only in bookworm-security.
+		if ! printf '%s\n' "$cands" | grep -qxF "$prefer" && private_lists; then
+			cands=$(candidates "$regex")
+		fi
 		if printf '%s\n' "$cands" | grep -qxF "$prefer"; then
 			pkg=$prefer
 		else
