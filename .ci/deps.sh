@@ -6,7 +6,7 @@ set -eu
 PKGS="make gcc libc6-dev pkg-config clang llvm bpftool libbpf-dev libelf-dev
 zlib1g-dev libcjson-dev libsqlite3-dev sqlite3 libsodium-dev libcmocka-dev liburing-dev
 libclang-rt-14-dev valgrind qemu-system-x86 busybox-static cpio gzip lz4 zstd
-iproute2 procps util-linux ca-certificates git"
+iproute2 procps util-linux ca-certificates git debian-archive-keyring"
 
 missing=""
 for p in $PKGS; do
