@@ -125,8 +125,8 @@ test: $(BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY_BINS)
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
 
-valgrind: $(BIN) $(TEST_BINS) $(TEST_HELPERS)
-	@SB_BIN=$(abspath $(BIN)) SB_BUILD=$(abspath $(BUILD)) SB_VALGRIND=1 sh tests/run-unit.sh $(TEST_BINS)
+valgrind: $(BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY_BINS)
+	@SB_BIN=$(abspath $(BIN)) SB_BUILD=$(abspath $(BUILD)) SB_VALGRIND=1 sh tests/run-unit.sh $(TEST_BINS) $(FUZZ_REPLAY_BINS)
 
 check: test asan valgrind fuzz-smoke vmtest
 
