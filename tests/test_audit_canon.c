@@ -167,6 +167,39 @@ static void test_record_check(void **state)
 	cJSON_Delete(v);
 }
 
+/* Text escaping: bytes that are not UTF-8 as \xNN, backslash doubled, so
+ * the result is valid UTF-8 and unambiguous. */
+static void test_escape(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "/tmp/\xff", "/tmp/\\xff" },
+		{ "/tmp/\\xff", "/tmp/\\\\xff" },			/* a real backslash */
+		{ "\xc0\xaf", "\\xc0\\xaf" },				/* overlong */
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },			/* surrogate */
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },		/* above U+10FFFF */
+		{ "a\xe2\x82", "a\\xe2\\x82" },				/* cut at the end */
+		{ "\xe2\x82\xac \xc3\xa9\x80", "\xe2\x82\xac \xc3\xa9\\x80" },
+	};
+	struct sb_err err = { { 0 } };
+	char *out, *canon;
+	size_t i, len;
+	cJSON *v;
+
+	(void)state;
+	assert_int_equal(sb_audit_escape("plain /p \xc3\xa9", &out), 0);
+	assert_null(out);	/* unchanged */
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(sb_audit_escape(cases[i][0], &out), 0);
+		assert_non_null(out);
+		assert_string_equal(out, cases[i][1]);
+		v = cJSON_CreateString(out);
+		assert_int_equal(sb_audit_canon(v, &canon, &len, &err), 0);
+		free(canon);
+		cJSON_Delete(v);
+		free(out);
+	}
+}
+
 static void test_time_parse(void **state)
 {
 	struct sb_err err = { { 0 } };
@@ -195,7 +228,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_vector),  cmocka_unit_test(test_hash_vector),
 		cmocka_unit_test(test_elided_hash_equal), cmocka_unit_test(test_canonical_rejects),
 		cmocka_unit_test(test_canonical_numbers), cmocka_unit_test(test_record_check),
-		cmocka_unit_test(test_time_parse),
+		cmocka_unit_test(test_time_parse),	  cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests_name("audit_canon", tests, NULL, NULL);

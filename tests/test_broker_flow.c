@@ -3,7 +3,10 @@
  * exec after its point of no return, the same request from two threads,
  * timeouts, a recycled pid, remembered decisions (saved, used, once used
  * up), lost events found by reconciliation, and a restart that adopts
- * holds and applies decisions made meanwhile, exactly once. */
+ * holds and applies decisions made meanwhile, exactly once; exec held
+ * before its point of no return under an argument rule, cut command
+ * lines, a decision applied but not acknowledged before a crash, a request
+ * that cannot be filed, two brokers sharing one folder's memories. */
 #include "broker_test_util.h"
 
 #include <signal.h>
@@ -11,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "audit/audit.h"
+#include "shellpat.h"
 #include "broker/broker.h"
 #include "queue/queue.h"
 
@@ -147,6 +151,7 @@ struct ft {
 	uint64_t seq;
 	char log[64][512];
 	size_t nlog;
+	const char *sandbox;	/* NULL: "/box" */
 };
 
 static int64_t ft_now(void *arg)
@@ -166,7 +171,7 @@ static void ft_log(void *arg, const char *kind, const char *text, const struct c
 static const char *policy_json =
 	"{\"version\": 1, \"root\": \"/p\", \"escalation_timeout_seconds\": 60,"
 	" \"triggers\": {\"shell\": \"allow\", \"write\": \"allow\", \"network\": \"allow\", \"read\": \"allow\"},"
-	" \"shell\": {\"escalate\": [\"gitx push*\", \"held-tool*\"], \"allow\": [\"gitx*\"]},"
+	" \"shell\": {\"escalate\": [\"gitx push*\", \"held-tool*\", \"npmx*publish*\"], \"allow\": [\"gitx*\"]},"
 	" \"write\": {\"escalate\": [\"/p/held/**\"]},"
 	" \"network\": {\"escalate\": [\"127.0.0.1:8005\"]}}";
 
@@ -185,7 +190,7 @@ static void ft_open(struct ft *t, unsigned flags)
 {
 	struct sb_broker_opts o = {
 		.folder = t->dir,
-		.sandbox = "/box",
+		.sandbox = t->sandbox ? t->sandbox : "/box",
 		.cgroup_rel = "/box",
 		.sandbox_id = 1,
 		.policy = t->p,
@@ -275,10 +280,14 @@ static struct sb_kevent *hold_path(struct ft *t, uint32_t tgid, uint32_t tid, co
 	return ev;
 }
 
-static struct sb_kevent *hold_exec(struct ft *t, uint32_t pid, const char *cmd)
+/* An exec hold: after the point of no return (SB_EVF_HELD_EXEC in flags,
+ * with the kernel's command line) or before it (binary only). */
+static struct sb_kevent *hold_exec_ev(struct ft *t, uint32_t pid, const char *exe, const char *cmd, const char *rule,
+				      uint8_t flags)
 {
 	struct sb_khold *h = &t->k.h[t->k.n++];
 	struct sb_kevent *ev = &h->h.ev;
+	bool committed = (flags & SB_EVF_HELD_EXEC) != 0;
 
 	proc_live(t, pid);
 	memset(h, 0, sizeof(*h));
@@ -287,24 +296,29 @@ static struct sb_kevent *hold_exec(struct ft *t, uint32_t pid, const char *cmd)
 	ev->start_ns = 1000 + pid;
 	ev->ident = 0x2000 + ev->seq;
 	ev->sandbox = 1;
-	ev->rule = rule_of(t->p, "gitx push*");
-	ev->hook = SB_HOOK_BPRM_COMMITTED;
+	ev->rule = rule_of(t->p, rule);
+	ev->hook = committed ? SB_HOOK_BPRM_COMMITTED : SB_HOOK_BPRM_CHECK;
 	ev->kind = SB_EVK_EXEC;
 	ev->action = SB_ACT_ESCALATED;
 	ev->tier = SB_K_ESCALATE;
 	ev->trigger = SB_K_SHELL;
-	ev->flags = SB_EVF_HELD | SB_EVF_HELD_EXEC;
-	ev->ret = SIGSTOP;
-	snprintf(ev->comm, sizeof(ev->comm), "gitx");
-	snprintf(ev->exec.path, sizeof(ev->exec.path), "/p/bin/gitx");
+	ev->flags = SB_EVF_HELD | flags;
+	ev->ret = committed ? SIGSTOP : -513;
+	snprintf(ev->comm, sizeof(ev->comm), "%.15s", sb_basename(exe));
+	snprintf(ev->exec.path, sizeof(ev->exec.path), "%s", exe);
 	snprintf(ev->exec.argv, sizeof(ev->exec.argv), "%s", cmd);
-	ev->exec.len = 11;
-	ev->exec.argv_len = (uint16_t)strlen(cmd);
-	h->h.committed = 1;
+	ev->exec.len = (uint16_t)strlen(exe);
+	ev->exec.argv_len = (uint16_t)strlen(ev->exec.argv);
+	h->h.committed = committed;
 	h->key.tid = pid;
 	h->key.ident = ev->ident;
 	assert_int_equal(sb_broker_event(t->b, ev), 0);
 	return ev;
+}
+
+static struct sb_kevent *hold_exec(struct ft *t, uint32_t pid, const char *cmd)
+{
+	return hold_exec_ev(t, pid, "/p/bin/gitx", cmd, "gitx push*", SB_EVF_HELD_EXEC);
 }
 
 static size_t count_state(struct ft *t, unsigned states)
@@ -795,6 +809,379 @@ static void test_audit_failing(void **state)
 	unsetenv("SANDBOX_BPF_KEY_DIR");
 }
 
+/* Paths and argv that are not UTF-8 (the agent names its files) are
+ * escaped into the records, not dropped from the chain. */
+struct texts {
+	int bad_path, bad_cmd, backslash, esc_path;
+};
+
+static int find_texts(const struct cJSON *rec, void *arg)
+{
+	struct texts *x = arg;
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(rec, "path");
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(rec, "command");
+
+	if (cJSON_IsString(path) && !strcmp(path->valuestring, "/etc/\\xff\\xfe"))
+		x->bad_path++;
+	if (cJSON_IsString(path) && !strcmp(path->valuestring, "/p/held/a\\\\xff"))
+		x->backslash++;
+	if (cJSON_IsString(path) && !strcmp(path->valuestring, "/p/held/\\xc0\\xafb"))
+		x->esc_path++;
+	if (cJSON_IsString(cmd) && !strcmp(cmd->valuestring, "gitx push \\xff\\x80 \xc3\xa9"))
+		x->bad_cmd++;
+	return 0;
+}
+
+static void test_audit_not_utf8(void **state)
+{
+	struct ft *t = *state;
+	struct sb_audit *a;
+	struct sb_audit_query qy = { 0 };
+	struct sb_audit_report r;
+	struct sb_err err = { { 0 } };
+	struct texts x = { 0 };
+	struct sb_kevent deny;
+	size_t i;
+
+	sb_broker_close(t->b, false);
+	setenv("SANDBOX_BPF_KEY_DIR", t->dir, 1);
+	ft_open(t, 0);
+	memset(&deny, 0, sizeof(deny));
+	deny.sandbox = 1;
+	deny.kind = SB_EVK_PATH;
+	deny.action = SB_ACT_DENIED;
+	deny.tier = SB_K_DENY;
+	deny.trigger = SB_K_WRITE;
+	deny.rule = SB_RULE_DEFAULT;
+	snprintf(deny.path.path, sizeof(deny.path.path), "/etc/\xff\xfe");
+	snprintf(deny.comm, sizeof(deny.comm), "x\xff");
+	sb_broker_event(t->b, &deny);
+	hold_path(t, 1300, 1300, "/p/held/a\\xff", true);	/* a real backslash */
+	hold_path(t, 1301, 1301, "/p/held/\xc0\xaf" "b", true);	/* an overlong '/' */
+	hold_exec(t, 1302, "gitx push \xff\x80 \xc3\xa9");
+	sb_broker_flush(t->b);
+	for (i = 0; i < t->nlog; i++)
+		assert_null(strstr(t->log[i], "dropped"));
+	sb_broker_close(t->b, true);
+	t->b = NULL;
+	assert_int_equal(sb_audit_open(t->dir, SB_AUDIT_READONLY, &a, &err), 0);
+	assert_int_equal(sb_audit_query_run(a, &qy, find_texts, &x, &err), 0);
+	assert_int_equal(x.bad_path, 1);	/* the kernel's denial */
+	assert_int_equal(x.backslash, 1);	/* escalation */
+	assert_int_equal(x.esc_path, 1);
+	assert_int_equal(x.bad_cmd, 1);
+	assert_int_equal(sb_audit_verify_store(a, &(struct sb_audit_verify_opts){ 0 }, &r, &err), 0);
+	assert_int_equal(r.problem, SB_AUDIT_INTACT);
+	sb_audit_close(a, &err);
+	ft_open(t, SB_BROKER_NO_AUDIT);
+	unsetenv("SANDBOX_BPF_KEY_DIR");
+}
+
+/* A record that still cannot be written (here the sandbox name, which is
+ * not escaped, is not UTF-8): the approval it records is applied as a
+ * denial, never unrecorded. */
+static void test_audit_unrecordable_allow(void **state)
+{
+	struct ft *t = *state;
+	char id[SB_QUEUE_ID_MAX + 1];
+	struct sb_kevent *ev;
+	size_t i, nlog;
+	bool loud = false;
+
+	sb_broker_close(t->b, false);
+	setenv("SANDBOX_BPF_KEY_DIR", t->dir, 1);
+	t->sandbox = "/box\xff";
+	nlog = t->nlog;
+	ft_open(t, 0);
+	ev = hold_path(t, 1400, 1400, "/p/held/a", true);
+	sb_broker_flush(t->b);
+	the_id(t, SB_QSM(SB_QS_PENDING), id, NULL);
+	decide(t, id, true, "once");
+	sb_broker_queue_changed(t->b);
+	assert_true(fk_find(&t->k, 1400, ev->seq)->has_verdict);
+	assert_int_equal(fk_find(&t->k, 1400, ev->seq)->v.verdict, SB_VERDICT_DENY);
+	assert_int_equal(sigs(t, 1400, SIGCONT), 1);
+	for (i = nlog; i < t->nlog; i++)
+		if (strstr(t->log[i], "could not be recorded: denied instead"))
+			loud = true;
+	assert_true(loud);
+	/* Not remembered either. */
+	assert_null(bt_read(t->dir, ".sandbox/remembered.json"));
+	sb_broker_close(t->b, false);
+	t->sandbox = NULL;
+	ft_open(t, SB_BROKER_NO_AUDIT);
+	unsetenv("SANDBOX_BPF_KEY_DIR");
+}
+
+/* The request of the given process in the given states. */
+static void id_of(struct ft *t, unsigned states, int pid, char id[SB_QUEUE_ID_MAX + 1])
+{
+	struct sb_queue *q;
+	struct sb_queue_list l;
+	struct sb_err err = { { 0 } };
+	size_t i, n = 0;
+
+	assert_int_equal(sb_queue_open(t->dir, 0, &q, &err), 0);
+	assert_int_equal(sb_queue_list(q, states, &l, &err), 0);
+	for (i = 0; i < l.n; i++) {
+		if (l.items[i].req.pid == pid) {
+			snprintf(id, SB_QUEUE_ID_MAX + 1, "%s", l.items[i].req.id);
+			n++;
+		}
+	}
+	assert_int_equal(n, 1);
+	sb_queue_list_free(&l);
+	sb_queue_close(q);
+}
+
+/* Before exec's point of no return the broker sees the binary, not the
+ * arguments: a rule with a wildcard in its first word (npmx*publish*)
+ * matches nothing it sees, which must not become an allow (the kernel
+ * would take the grant for the committed check of "npmx publish"). */
+static void test_early_exec_argument_rule(void **state)
+{
+	struct ft *t = *state;
+	struct sb_queue *q;
+	struct sb_queue_item it;
+	struct sb_err err = { { 0 } };
+	char id[SB_QUEUE_ID_MAX + 1];
+	struct sb_kevent *ev;
+
+	ev = hold_exec_ev(t, 1600, "/p/bin/npmx", "", "npmx*publish*", 0);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1600, SIGCONT), 0);
+	assert_false(fk_find(&t->k, 1600, ev->seq)->has_verdict);
+	id_of(t, SB_QSM(SB_QS_PENDING), 1600, id);
+	assert_int_equal(sb_queue_open(t->dir, 0, &q, &err), 0);
+	assert_int_equal(sb_queue_get(q, id, &it, &err), 0);
+	assert_string_equal(it.req.rule, "npmx*publish*");	/* the kernel's rule */
+	sb_queue_item_free(&it);
+	sb_queue_close(q);
+	/* After it, with the whole line: the classifier decides. */
+	hold_exec_ev(t, 1601, "/p/bin/npmx", "npmx install left-pad", "npmx*publish*", SB_EVF_HELD_EXEC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1601, SIGCONT), 1);
+	hold_exec_ev(t, 1602, "/p/bin/npmx", "npmx publish", "npmx*publish*", SB_EVF_HELD_EXEC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1602, SIGCONT) + sigs(t, 1602, SIGKILL), 0);
+	id_of(t, SB_QSM(SB_QS_PENDING), 1602, id);
+	/* Cut: the classifier does not see what the kernel decided on. */
+	hold_exec_ev(t, 1603, "/p/bin/npmx", "npmx install left-pad", "npmx*publish*",
+		     SB_EVF_HELD_EXEC | SB_EVF_ARGV_TRUNC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1603, SIGCONT), 0);
+	id_of(t, SB_QSM(SB_QS_PENDING), 1603, id);
+}
+
+static void write_cmdline(struct ft *t, uint32_t pid, const char *const *argv)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	proc_live(t, pid);
+	snprintf(path, sizeof(path), "%s/%u/cmdline", t->proc, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (; *argv; argv++)
+		fwrite(*argv, 1, strlen(*argv) + 1, f);
+	fclose(f);
+}
+
+static void get_req(struct ft *t, int pid, struct sb_queue_item *it)
+{
+	struct sb_queue *q;
+	struct sb_err err = { { 0 } };
+	char id[SB_QUEUE_ID_MAX + 1];
+
+	id_of(t, SB_QSM(SB_QS_PENDING), pid, id);
+	assert_int_equal(sb_queue_open(t->dir, 0, &q, &err), 0);
+	assert_int_equal(sb_queue_get(q, id, it, &err), 0);
+	sb_queue_close(q);
+}
+
+/* A command line the kernel cut (SB_EVF_ARGV_TRUNC, or one that fills the
+ * event) matches no remembered decision, and the human is told. */
+static void test_exec_argv_cut(void **state)
+{
+	struct ft *t = *state;
+	static const char *const full[] = { "gitx", "push", "origin", "main", "--force", NULL };
+	char id[SB_QUEUE_ID_MAX + 1], reason[64], longcmd[SB_EV_ARGV];
+	struct sb_queue_item it;
+
+	hold_exec(t, 1700, "gitx push origin");
+	sb_broker_flush(t->b);
+	the_id(t, SB_QSM(SB_QS_PENDING), id, NULL);
+	decide(t, id, true, "prefix");
+	sb_broker_queue_changed(t->b);
+	assert_int_equal(sigs(t, 1700, SIGCONT), 1);
+	/* "gitx push" is remembered, but the line was cut: a human decides,
+	 * and sees the process's own command line, marked as such. */
+	write_cmdline(t, 1701, full);
+	hold_exec_ev(t, 1701, "/p/bin/gitx", "gitx push origin", "gitx push*", SB_EVF_HELD_EXEC | SB_EVF_ARGV_TRUNC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1701, SIGCONT), 0);
+	get_req(t, 1701, &it);
+	assert_int_equal(it.req.argc, 5);
+	assert_string_equal(it.req.argv[4], "--force");
+	snprintf(reason, sizeof(reason), "/proc/1701/cmdline");
+	assert_non_null(strstr(it.req.reason, "CUT"));
+	assert_non_null(strstr(it.req.reason, reason));
+	sb_queue_item_free(&it);
+	/* No /proc to read: the kernel's beginning, said to be one. */
+	hold_exec_ev(t, 1702, "/p/bin/gitx", "gitx push origin", "gitx push*", SB_EVF_HELD_EXEC | SB_EVF_ARGV_TRUNC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1702, SIGCONT), 0);
+	get_req(t, 1702, &it);
+	assert_int_equal(it.req.argc, 3);
+	assert_non_null(strstr(it.req.reason, "only its beginning"));
+	sb_queue_item_free(&it);
+	/* A line that fills the event is taken as cut without the flag. */
+	memset(longcmd, 'a', sizeof(longcmd) - 1);
+	longcmd[sizeof(longcmd) - 1] = '\0';
+	memcpy(longcmd, "gitx push ", 10);
+	hold_exec_ev(t, 1703, "/p/bin/gitx", longcmd, "gitx push*", SB_EVF_HELD_EXEC);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1703, SIGCONT), 0);
+	get_req(t, 1703, &it);
+	assert_non_null(strstr(it.req.reason, "CUT"));
+	sb_queue_item_free(&it);
+	/* Complete: the memory decides, the line is not marked. */
+	hold_exec(t, 1704, "gitx push origin");
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 1704, SIGCONT), 1);
+}
+
+/* Applied, then the broker died before acknowledging: the next broker
+ * takes the decision on (remembered, acknowledged), so the same process
+ * asking the same thing again is a new request, not the old approval. */
+static void test_restart_applied_not_acked(void **state)
+{
+	struct ft *t = *state;
+	char id1[SB_QUEUE_ID_MAX + 1], id2[SB_QUEUE_ID_MAX + 1], path[PATH_MAX + 64], *text;
+	struct sb_broker *dead;
+
+	hold_path(t, 1800, 1800, "/p/held/r1", true);
+	hold_path(t, 1801, 1801, "/p/held/r2", true);
+	sb_broker_flush(t->b);
+	id_of(t, SB_QSM(SB_QS_PENDING), 1800, id1);
+	id_of(t, SB_QSM(SB_QS_PENDING), 1801, id2);
+	decide(t, id1, true, NULL);
+	decide(t, id2, true, "once");
+	sb_broker_queue_changed(t->b);
+	assert_int_equal(sigs(t, 1800, SIGCONT), 1);
+	assert_int_equal(sigs(t, 1801, SIGCONT), 1);
+	/* The crash came before sb_queue_ack and before remembering. */
+	snprintf(path, sizeof(path), "%s/.sandbox/escalations/applied/%s.json", t->dir, id1);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/.sandbox/escalations/applied/%s.json", t->dir, id2);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/.sandbox/remembered.json", t->dir);
+	unlink(path);
+	dead = t->b;
+	t->b = NULL;
+	ft_open(t, SB_BROKER_NO_AUDIT);
+	assert_int_equal(count_state(t, SB_QSM(SB_QS_DONE)), 0);
+	assert_int_equal(count_state(t, SB_QSM(SB_QS_APPLIED)), 2);
+	text = bt_read(t->dir, ".sandbox/remembered.json");
+	assert_non_null(text);
+	assert_non_null(strstr(text, "write:create:/p/held/r2"));
+	free(text);
+	/* Same process, same file: asked again. */
+	hold_path(t, 1800, 1800, "/p/held/r1", true);
+	sb_broker_flush(t->b);
+	assert_int_equal(count_state(t, SB_QSM(SB_QS_PENDING)), 1);
+	assert_int_equal(sigs(t, 1800, SIGCONT), 1);
+	sb_broker_close(dead, false);
+}
+
+/* A request that cannot be filed (here the queue's lock cannot be opened)
+ * keeps its task held and is retried, and denied at the escalation
+ * timeout like a filed one. */
+static void test_unfiled_denied_at_timeout(void **state)
+{
+	struct ft *t = *state;
+	char path[PATH_MAX + 64];
+	struct sb_kevent *ev;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/.sandbox/escalations/.lock", t->dir);
+	unlink(path);
+	assert_int_equal(mkdir(path, 0700), 0);
+	ev = hold_path(t, 1900, 1900, "/p/held/nospace", false);
+	assert_int_equal(sb_broker_event(t->b, ev), -EISDIR);
+	sb_broker_flush(t->b);
+	assert_false(fk_find(&t->k, 1900, ev->seq)->has_verdict);
+	for (i = 0; i < 59; i++) {
+		t->now += 1000;
+		sb_broker_tick(t->b);
+	}
+	assert_false(fk_find(&t->k, 1900, ev->seq)->has_verdict);
+	assert_int_equal(sigs(t, 1900, SIGCONT), 0);
+	t->now += 1000;
+	sb_broker_tick(t->b);
+	assert_true(fk_find(&t->k, 1900, ev->seq)->has_verdict);
+	assert_int_equal(fk_find(&t->k, 1900, ev->seq)->v.verdict, SB_VERDICT_DENY);
+	assert_int_equal(sigs(t, 1900, SIGCONT), 1);
+	assert_int_equal(rmdir(path), 0);
+}
+
+/* Two brokers on one folder (two `run` in the same project): neither
+ * loses the other's memories, and a once is used once. */
+static void test_two_brokers_memory(void **state)
+{
+	struct ft *t = *state;
+	struct ft *u = calloc(1, sizeof(*u));
+	char id[SB_QUEUE_ID_MAX + 1], *text;
+	struct sb_err err = { { 0 } };
+
+	assert_non_null(u);
+	bt_write(t->dir, ".sandbox/remembered.json",
+		 "{\"version\": 1, \"remembered\": [{\"scope\": \"once\", \"trigger\": \"write\","
+		 " \"value\": \"write:create:/p/held/o\"}]}");
+	assert_int_equal(sb_broker_reload_memory(t->b, &err), 0);
+	memcpy(u->dir, t->dir, sizeof(u->dir));
+	memcpy(u->proc, t->proc, sizeof(u->proc));
+	u->ops = t->ops;
+	u->ops.arg = &u->k;
+	u->p = t->p;
+	u->now = t->now;
+	u->seq = 5000;
+	ft_open(u, SB_BROKER_NO_AUDIT);
+	/* Both loaded the once: the first to use it has it. */
+	hold_path(t, 2000, 2000, "/p/held/o", true);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 2000, SIGCONT), 1);
+	hold_path(u, 2001, 2001, "/p/held/o", true);
+	sb_broker_flush(u->b);
+	assert_int_equal(sigs(u, 2001, SIGCONT), 0);
+	id_of(t, SB_QSM(SB_QS_PENDING), 2001, id);
+	/* Each remembers something: both stay. */
+	hold_exec(t, 2002, "gitx push origin");
+	sb_broker_flush(t->b);
+	id_of(t, SB_QSM(SB_QS_PENDING), 2002, id);
+	decide(t, id, true, "prefix");
+	sb_broker_queue_changed(t->b);
+	assert_int_equal(sigs(t, 2002, SIGCONT), 1);
+	hold_path(u, 2003, 2003, "/p/held/q", true);
+	sb_broker_flush(u->b);
+	id_of(t, SB_QSM(SB_QS_PENDING), 2003, id);
+	decide(t, id, true, "once");
+	sb_broker_queue_changed(u->b);
+	assert_int_equal(sigs(u, 2003, SIGCONT), 1);
+	text = bt_read(t->dir, ".sandbox/remembered.json");
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"gitx push\""));
+	assert_non_null(strstr(text, "write:create:/p/held/q"));
+	assert_null(strstr(text, "/p/held/o"));
+	free(text);
+	/* The first broker sees the second's memory once it changes the file. */
+	hold_path(t, 2004, 2004, "/p/held/q", true);
+	sb_broker_flush(t->b);
+	assert_int_equal(sigs(t, 2004, SIGCONT), 0);	/* not loaded here yet: asked */
+	sb_broker_close(u->b, false);
+	free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -811,6 +1198,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_adopts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_failing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_early_exec_argument_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_argv_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_applied_not_acked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unfiled_denied_at_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_brokers_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_not_utf8, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_unrecordable_allow, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
  * process chain up to the sandbox root, argv splitting. */
 #include "broker_test_util.h"
 
+#include <sys/mman.h>
+
 #include "broker/broker_proc.h"
 
 struct fx {
@@ -98,6 +100,16 @@ static void test_task_check(void **state)
 	assert_int_equal(sb_proc_task_check(f->dir, 53, 53, 1, 100, &stopped), -ESRCH);
 	/* A thread that is not in that process. */
 	assert_int_equal(sb_proc_task_check(f->dir, 50, 51, 5100000000ULL, 100, &stopped), -ESRCH);
+	/* /proc that cannot be read (here stat is a directory: EISDIR, as
+	 * EMFILE or ENOMEM would be) is not a task that is gone. */
+	bt_write(f->dir, "55/task/55/x", "");
+	{
+		char p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/55/task/55/stat", f->dir);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	assert_int_equal(sb_proc_task_check(f->dir, 55, 55, 5500000000ULL, 100, &stopped), -EISDIR);
 }
 
 static void test_split_cmdline(void **state)
@@ -174,6 +186,39 @@ static void test_execve_argv_errors(void **state)
 	assert_int_equal(sb_proc_execve_argv(f->dir, 62, 62, &argv, &argc), -ENOENT);
 }
 
+/* Strings read from a task's memory (here this test's own): one that
+ * ends just before an unmapped page is found by the retry to the page
+ * end (capped at the buffer: the page-aligned case, a retry of a whole
+ * page, needs the memory to change between the reads, not forced here). */
+static void test_execve_argv_strings(void **state)
+{
+	struct fx *f = *state;
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned long ptrs[64] = { 0 };
+	char *m, *tail, **argv, rel[64];
+	size_t argc;
+	int pid = (int)getpid();
+
+	m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + pg, (size_t)pg), 0);
+	memset(m, 'a', (size_t)pg);
+	tail = m + pg - 6;
+	memcpy(tail, "tail!", 6);
+	ptrs[0] = (unsigned long)"gitx";
+	ptrs[1] = (unsigned long)tail;
+	ptrs[2] = (unsigned long)m;	/* page-aligned, no NUL in its page */
+	snprintf(rel, sizeof(rel), "%d/task/%d/syscall", pid, pid);
+	bt_write(f->dir, rel, "59 0x1000 0x%lx 0x0 0x0 0x0 0x0 0x7ffc 0x4000\n", (unsigned long)ptrs);
+	assert_int_equal(sb_proc_execve_argv(f->dir, pid, pid, &argv, &argc), 0);
+	assert_int_equal(argc, 3);
+	assert_string_equal(argv[0], "gitx");
+	assert_string_equal(argv[1], "tail!");
+	assert_int_equal(strlen(argv[2]), (size_t)4095);
+	sb_proc_argv_free(argv, argc);
+	munmap(m, (size_t)pg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_split_cmdline),
 		cmocka_unit_test_setup_teardown(test_enrich_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_execve_argv_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_execve_argv_strings, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,8 @@ struct run {
 	int status;
 	bool reaped;
 	int terms;
+	int errfd;		/* CMD's exec error pipe until exec succeeds or fails */
+	int exec_errno;		/* > 0: CMD could not be executed */
 };
 
 static bool writable_cgroup(const char *dir)
@@ -237,6 +239,31 @@ static int reap(struct run *r, bool block)
 	return 0;
 }
 
+/* CMD's exec can be held by the broker (an escalated command), so the
+ * pipe is read from the event loop, never before it: data is exec's errno,
+ * end of file means CMD runs (or died before exec). Closing the pipe on
+ * end of file also takes it out of the loop's epoll set: the child's
+ * copies closed with it, so no stale readiness remains. */
+static int on_exec_pipe(void *arg)
+{
+	struct run *r = arg;
+	ssize_t n;
+	int e = 0;
+
+	if (r->errfd < 0)
+		return 0;
+	n = read(r->errfd, &e, sizeof(e));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	close(r->errfd);
+	r->errfd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		r->exec_errno = e > 0 ? e : EIO;
+		return 1;
+	}
+	return 0;
+}
+
 static int on_signal(int sig, int code, void *arg)
 {
 	struct run *r = arg;
@@ -295,13 +322,12 @@ int cmd_run(int argc, char **argv)
 	static const int blocked[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, 0 };
 	struct sb_session_opts so = { .anon_exec = SB_K_DENY, .out = stderr };
 	struct sb_session_hooks hooks;
-	struct run r = { .cgfd = -1 };
+	struct run r = { .cgfd = -1, .errfd = -1 };
 	struct sb_err err = { { 0 } };
 	char folder[PATH_MAX], parent[PATH_MAX];
 	const char *cgparent = NULL;
 	sigset_t set, old;
 	int c, rc, errp[2], e = 0, i;
-	ssize_t n;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -392,22 +418,34 @@ int cmd_run(int argc, char **argv)
 		sb_fail("run", "cannot start %s: %s", argv[optind], strerror(e));
 		return RUN_EXIT_FAIL;
 	}
-	n = read(errp[0], &e, sizeof(e));
-	close(errp[0]);
-	if (n == (ssize_t)sizeof(e)) {
+	r.errfd = errp[0];
+	if (fcntl(r.errfd, F_SETFL, O_NONBLOCK)) {
+		e = errno;
+		close(r.errfd);
+		cleanup(&r, true);
+		sb_fail("run", "pipe: %s", strerror(e));
+		return RUN_EXIT_FAIL;
+	}
+	/* The child's exit arrives as SIGCHLD through the loop (also when it
+	 * exited before the loop started: the signal stays pending). */
+	hooks = (struct sb_session_hooks){ .extra_fd = r.errfd, .on_extra = on_exec_pipe, .on_signal = on_signal, .arg = &r };
+	rc = sb_session_stream(&r.s, &hooks, &err);
+	if (rc)
+		sb_fail("run", "%s", err.msg);
+	/* The loop can stop on SIGCHLD before it read the pipe: a dead
+	 * child's pipe is complete, a live one's is not read (non-blocking). */
+	on_exec_pipe(&r);
+	if (r.errfd >= 0)
+		close(r.errfd);
+	r.errfd = -1;
+	if (r.exec_errno) {
+		e = r.exec_errno;
 		reap(&r, true);
-		sb_session_drain(&r.s);	/* shows the denial if the sandbox caused it */
 		cleanup(&r, true);
 		sb_fail("run", "cannot execute '%s': %s%s", argv[optind], strerror(e),
 			e == EPERM ? " (denied by the sandbox policy)" : "");
 		return e == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_NOEXEC;
 	}
-	/* The child's exit arrives as SIGCHLD through the loop (also when it
-	 * exited before the loop started: the signal stays pending). */
-	hooks = (struct sb_session_hooks){ .extra_fd = -1, .on_signal = on_signal, .arg = &r };
-	rc = sb_session_stream(&r.s, &hooks, &err);
-	if (rc)
-		sb_fail("run", "%s", err.msg);
 	reap(&r, true);
 	cleanup(&r, true);
 	return r.reaped ? exit_code(r.status) : RUN_EXIT_FAIL;

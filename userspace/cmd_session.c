@@ -138,6 +138,32 @@ static int start_broker(struct sb_session *s, struct sb_err *err)
 	return sb_broker_start(s->broker, s->scope.path, err);
 }
 
+/* What pid runs, for naming it: "sandbox-bpf" when it is this program
+ * (the same executable, or that name), else its comm ("" if unknown).
+ * The owner pid outlives a broker that was killed and can be reused. */
+static void owner_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64], exe[PATH_MAX], self[PATH_MAX];
+	ssize_t n, m;
+	FILE *f;
+
+	snprintf(out, len, "%s", "");
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe));
+	m = readlink("/proc/self/exe", self, sizeof(self));
+	if (n > 0 && n == m && !memcmp(exe, self, (size_t)n)) {
+		snprintf(out, len, "sandbox-bpf");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
 /* An existing sandbox on this cgroup whose broker is gone (killed, or
  * attached with --no-stream): take it over with the policy given. */
 static int adopt_sandbox(struct sb_session *s, const struct sb_info *info, uint32_t id, struct sb_err *err)
@@ -145,10 +171,20 @@ static int adopt_sandbox(struct sb_session *s, const struct sb_info *info, uint3
 	pid_t owner = (pid_t)info->owner_pid;
 	int rc;
 
-	if (owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM))
+	if (owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM)) {
+		char comm[32];
+
+		owner_comm(owner, comm, sizeof(comm));
+		if (!strcmp(comm, "sandbox-bpf"))
+			return sb_errf(err, -EBUSY,
+				       "cgroup %s is sandbox %u and its broker (pid %d, sandbox-bpf) is running; stop it first (SIGTERM) or let it be",
+				       s->scope.path, id, (int)owner);
 		return sb_errf(err, -EBUSY,
-			       "cgroup %s is sandbox %u and its broker (pid %d) is running; stop it first (SIGTERM) or let it be",
-			       s->scope.path, id, (int)owner);
+			       "cgroup %s is sandbox %u and its broker was pid %d, which is alive but runs '%s', not sandbox-bpf: "
+			       "the pid may have been reused by another program after the broker died. Check with 'ps -o pid,args -p %d' "
+			       "before signalling it; if it is no broker, 'sandbox-bpf detach --cgroup %s' removes the sandbox",
+			       s->scope.path, id, (int)owner, comm[0] ? comm : "?", (int)owner, s->scope.path);
+	}
 	rc = sb_kernel_reload(&s->k, id, s->kp.entries, s->kp.policy->hash, s->kp.source, err);
 	if (rc)
 		return rc;
@@ -411,14 +447,26 @@ static int on_tick(void *arg)
 	}
 	if (strcmp(info.hash, s->hash) || strcmp(info.policy_source, s->kp.source)) {
 		/* Reloaded by 'policy reload': take the new policy (rule names)
-		 * and put the remembered decisions back into the kernel. */
+		 * and put the remembered decisions back into the kernel. The
+		 * source is switched for session_apply_rules to read it and
+		 * switched back if that fails: the broker keeps the policy it
+		 * has, and the next tick tries again. */
 		struct sb_err err = { { 0 } };
+		char old[sizeof(s->kp.source)];
 
+		snprintf(old, sizeof(old), "%s", s->kp.source);
 		snprintf(s->kp.source, sizeof(s->kp.source), "%s", info.policy_source);
-		snprintf(s->hash, sizeof(s->hash), "%s", info.hash);
-		if (session_apply_rules(s, &err))
-			print_line(s, "error", "after a reload by another process: %s", err.msg);
-		print_line(s, "reloaded", "policy reloaded by another process (hash %.16s)", info.hash);
+		if (session_apply_rules(s, &err)) {
+			snprintf(s->kp.source, sizeof(s->kp.source), "%s", old);
+			if (strcmp(s->reload_failed, info.hash))
+				print_line(s, "error",
+					   "policy reloaded by another process (hash %.16s), but this broker cannot take it (retried every second; it keeps the previous policy's rules meanwhile): %s",
+					   info.hash, err.msg);
+			snprintf(s->reload_failed, sizeof(s->reload_failed), "%s", info.hash);
+		} else {
+			s->reload_failed[0] = '\0';
+			print_line(s, "reloaded", "policy reloaded by another process (hash %.16s)", info.hash);
+		}
 	}
 	if (s->broker)
 		sb_broker_tick(s->broker);

@@ -33,6 +33,7 @@ struct sb_session {
 	uint32_t id;
 	int ring_fd;
 	char hash[72];
+	char reload_failed[72];		/* hash of another process's reload this broker could not take */
 	const char *cmd;		/* "attach", "run": prefix of messages */
 	bool adopted;			/* an existing sandbox taken over */
 	struct sb_broker *broker;

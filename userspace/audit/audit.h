@@ -59,6 +59,13 @@ int sb_audit_append_batch(struct sb_audit *a, const struct cJSON *const *records
  * the origin that `audit append` forces (any valid kind name allowed). */
 int sb_audit_record_check(const struct cJSON *record, struct sb_err *err);
 
+/* Text from outside (paths, argv, /proc, the queue) made fit for a record
+ * (docs/audit.md, "Text escaping"): a byte that is not part of valid UTF-8
+ * becomes \xNN (two lowercase hex digits), a backslash becomes \\, so
+ * \xNN in a record always stands for one byte. *out: a malloc'd escaped
+ * copy, or NULL when s needs no change. 0 or -ENOMEM. */
+int sb_audit_escape(const char *s, char **out);
+
 /* Counts allowed fast-path events instead of storing one record each:
  * adds n to the counter (origin, sandbox, what, trigger), e.g. ("kernel",
  * "proj", "allowed", "write"). Counters are written as one "counters"

@@ -89,6 +89,54 @@ static bool utf8_valid(const char *s)
 	return n == 0;
 }
 
+int sb_audit_escape(const char *s, char **out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t need = 0;
+	unsigned cp;
+	bool change = false;
+	char *o, *w;
+	int n;
+
+	*out = NULL;
+	while (*p) {
+		n = utf8_next(p, &cp);
+		if (n < 0) {
+			need += 4;
+			p++;
+			change = true;
+			continue;
+		}
+		if (*p == '\\') {
+			need++;
+			change = true;
+		}
+		need += (size_t)n;
+		p += n;
+	}
+	if (!change)
+		return 0;
+	o = malloc(need + 1);
+	if (!o)
+		return -ENOMEM;
+	for (p = (const unsigned char *)s, w = o; *p;) {
+		n = utf8_next(p, &cp);
+		if (n < 0) {
+			w += sprintf(w, "\\x%02x", *p);
+			p++;
+			continue;
+		}
+		if (*p == '\\')
+			*w++ = '\\';
+		memcpy(w, p, (size_t)n);
+		w += n;
+		p += n;
+	}
+	*w = '\0';
+	*out = o;
+	return 0;
+}
+
 /* Next UTF-16 code unit of a valid UTF-8 string; *pending carries the low
  * surrogate of a supplementary character. Returns 0 at the end. */
 static unsigned utf16_next(const unsigned char **s, unsigned *pending)

@@ -230,6 +230,47 @@ static void settle_orphans(struct sb_broker *b)
 	sb_queue_list_free(&l);
 }
 
+/* Decided requests of live processes that no held task waits for (after
+ * reconcile took on every hold still waiting): the broker before this one
+ * applied them and died before acknowledging (or their holds ended). They
+ * are taken on like any decided request: recorded, remembered if asked,
+ * acknowledged. Left alone, the queue's dedup would hand their decision
+ * to the next identical request of the process, with no human. */
+static int take_on_decided(struct sb_broker *b)
+{
+	struct sb_queue_list l;
+	struct sb_err err = { { 0 } };
+	size_t i;
+	int rc;
+
+	rc = sb_queue_list(b->q, SB_QSM(SB_QS_DONE), &l, &err);
+	if (rc) {
+		bk_log(b, "error", NULL, "cannot list the decided requests: %s", err.msg);
+		return rc;
+	}
+	for (i = 0; i < l.n; i++) {
+		const struct sb_queue_item *it = &l.items[i];
+		struct breq *q;
+
+		if (it->req.origin != SB_ORIGIN_KERNEL || !it->has_decision || bk_find_req(b, it->req.id))
+			continue;
+		q = bk_add_req(b, it->req.id);
+		if (!q) {
+			rc = -ENOMEM;
+			break;
+		}
+		q->pid = it->req.pid;
+		q->trigger = it->req.trigger;
+		q->created_ms = it->req.created_ms;
+		q->deadline_ms = it->req.deadline_ms;
+		q->dec = it->dec;
+		q->decided = true;
+		snprintf(q->what, sizeof(q->what), "%s", it->req.key);
+	}
+	sb_queue_list_free(&l);
+	return rc;
+}
+
 static void policy_record(struct sb_broker *b)
 {
 	cJSON *rec = bk_record(b, "policy_load", "broker");
@@ -270,6 +311,7 @@ int sb_broker_start(struct sb_broker *b, const char *cgroup, struct sb_err *err)
 	settle_orphans(b);
 	reconcile(b);
 	bk_check_requests(b);
+	take_on_decided(b);
 	bk_progress(b);
 	if (b->nh)
 		bk_log(b, "adopted", NULL, "%zu held task%s taken on", b->nh, b->nh == 1 ? "" : "s");
@@ -303,6 +345,7 @@ int sb_broker_tick(struct sb_broker *b)
 	bk_check_requests(b);	/* also covers a lost or missing inotify */
 	bk_deadlines(b);
 	reconcile(b);
+	bk_unfiled_prune(b);
 	bk_audit_counters(b);
 	return bk_progress(b);
 }
@@ -396,5 +439,6 @@ void sb_broker_close(struct sb_broker *b, bool detach)
 	sb_memory_free(&b->cmem);
 	free(b->h);
 	free(b->r);
+	free(b->uf);
 	free(b);
 }

@@ -49,7 +49,9 @@ struct sb_broker_kops {
 	 * its verdict and the thread's held mark. */
 	int (*forget)(void *arg, const struct sb_hold_key *k, uint64_t seq);
 	/* 0 when thread tid of tgid exists and started at start_ns
-	 * (task->start_boottime), with *stopped; -ESRCH otherwise. */
+	 * (task->start_boottime), with *stopped; -ESRCH when it is gone or
+	 * another task; another negative errno when that cannot be told
+	 * (/proc unreadable: EMFILE, ENOMEM): the hold is kept, retried. */
 	int (*task)(void *arg, uint32_t tgid, uint32_t tid, uint64_t start_ns, bool *stopped);
 	/* Signals process tgid only while thread tid is still that task. */
 	int (*signal)(void *arg, uint32_t tgid, uint32_t tid, uint64_t start_ns, int sig);

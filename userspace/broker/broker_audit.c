@@ -142,9 +142,112 @@ void bk_record_kernel_event(struct sb_broker *b, const struct sb_kevent *ev)
 	bk_audit_add(b, rec);
 }
 
+/* Text from events, /proc, the queue and memories is the agent's to
+ * choose: a byte that is not UTF-8 would make the record invalid, and a
+ * dropped record would keep the agent's action out of the chain. Every
+ * string but the envelope (the broker's own kind, origin and sandbox) is
+ * escaped (docs/audit.md, "Text escaping"). */
+static int escape_strings(cJSON *node, bool top)
+{
+	cJSON *c;
+	int rc;
+
+	for (c = node->child; c; c = c->next) {
+		if (top && c->string &&
+		    (!strcmp(c->string, "kind") || !strcmp(c->string, "origin") || !strcmp(c->string, "sandbox")))
+			continue;
+		if (cJSON_IsString(c) && c->valuestring) {
+			char *esc, *v;
+
+			rc = sb_audit_escape(c->valuestring, &esc);
+			if (rc)
+				return rc;
+			if (!esc)
+				continue;
+			v = cJSON_malloc(strlen(esc) + 1);
+			if (!v) {
+				free(esc);
+				return -ENOMEM;
+			}
+			strcpy(v, esc);
+			free(esc);
+			if (!(c->type & cJSON_IsReference))
+				cJSON_free(c->valuestring);
+			c->type &= ~cJSON_IsReference;
+			c->valuestring = v;
+		} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+			rc = escape_strings(c, false);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static const char *rec_str(const cJSON *rec, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* A record that will not be written: counted, and when it is the record
+ * of an allow the broker has yet to apply, that allow must not happen
+ * unrecorded. Its holds are marked (bk_audit_flush turns their allow into
+ * a deny before bk_progress applies verdicts) and its request, if any, is
+ * denied and not remembered. */
+static void lost_record(struct sb_broker *b, const cJSON *rec)
+{
+	const char *kind = rec_str(rec, "kind"), *id = rec_str(rec, "id");
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(rec, "pid");
+	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(rec, "event_seq");
+	bool verdict = !strcmp(kind, "verdict");
+	size_t i;
+
+	b->audit_dropped++;
+	if (strcmp(rec_str(rec, "origin"), "broker") ||
+	    (strcmp(kind, "remembered_allow") && strcmp(rec_str(rec, "decision"), "allow")))
+		return;
+	if (verdict) {
+		struct breq *q = id[0] ? bk_find_req(b, id) : NULL;
+
+		if (q) {
+			q->dec.verdict = SB_QV_DENY;
+			q->dec.remember = false;
+		}
+	}
+	for (i = 0; i < b->nh; i++) {
+		struct bhold *h = &b->h[i];
+
+		if (h->state == BH_DONE)
+			continue;
+		if (verdict ? id[0] && !strcmp(h->req, id)
+			    : cJSON_IsNumber(pid) && cJSON_IsNumber(seq) && h->tgid == (uint32_t)pid->valuedouble &&
+				      h->seq == (uint64_t)seq->valuedouble)
+			h->unrecorded = true;
+	}
+}
+
+/* Fail closed: an allow whose record was lost is applied as a deny. */
+static void deny_unrecorded(struct sb_broker *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nh; i++) {
+		struct bhold *h = &b->h[i];
+
+		if (!h->unrecorded || h->state != BH_DECIDED || h->verdict != SB_VERDICT_ALLOW)
+			continue;
+		h->verdict = SB_VERDICT_DENY;
+		bk_log(b, "audit-error", NULL, "the allow of pid %u (event %llu%s%s) could not be recorded: denied instead",
+		       h->tgid, (unsigned long long)h->seq, h->req[0] ? ", request " : "", h->req);
+	}
+}
+
 void bk_audit_add(struct sb_broker *b, cJSON *rec)
 {
 	struct sb_err err = { { 0 } };
+	int rc;
 
 	if (!rec)
 		return;
@@ -152,26 +255,43 @@ void bk_audit_add(struct sb_broker *b, cJSON *rec)
 		cJSON_Delete(rec);
 		return;
 	}
-	/* One bad record must not poison a batch (a bug, never input). */
-	if (sb_audit_record_check(rec, &err)) {
-		bk_log(b, "error", NULL, "audit record dropped (invalid): %s", err.msg);
+	rc = escape_strings(rec, true);
+	if (rc)
+		sb_errf(&err, rc, "cannot escape its text: %s", strerror(-rc));
+	/* One bad record must not poison a batch; after escaping only a bug
+	 * (or no memory) gets here. */
+	if (rc || sb_audit_record_check(rec, &err)) {
+		bool note = !strcmp(rec_str(rec, "kind"), "note");
+
+		bk_log(b, "audit-error", NULL, "audit record dropped (invalid): %s", err.msg);
+		lost_record(b, rec);
 		cJSON_Delete(rec);
-		b->audit_dropped++;
+		if (!note) {
+			/* The chain says a record is missing, not only the log. */
+			cJSON *n = bk_record(b, "note", "broker");
+			char text[sizeof(err.msg) + 64];
+
+			if (n) {
+				snprintf(text, sizeof(text), "a record was not written (invalid: %s)", err.msg);
+				cJSON_AddStringToObject(n, "text", text);
+				bk_audit_add(b, n);
+			}
+		}
 		return;
 	}
 	if (b->nrec >= BACKLOG_MAX) {
+		lost_record(b, b->rec[0]);
 		cJSON_Delete(b->rec[0]);
 		memmove(&b->rec[0], &b->rec[1], (b->nrec - 1) * sizeof(b->rec[0]));
 		b->nrec--;
-		b->audit_dropped++;
 	}
 	if (b->nrec == b->caprec) {
 		size_t ncap = b->caprec ? b->caprec * 2 : 64;
 		cJSON **nr = realloc(b->rec, ncap * sizeof(*nr));
 
 		if (!nr) {
+			lost_record(b, rec);
 			cJSON_Delete(rec);
-			b->audit_dropped++;
 			return;
 		}
 		b->rec = nr;
@@ -187,6 +307,7 @@ int bk_audit_flush(struct sb_broker *b)
 	size_t i;
 	int rc;
 
+	deny_unrecorded(b);
 	if (b->o.flags & SB_BROKER_NO_AUDIT)
 		return 0;
 	if (!b->a) {

@@ -225,21 +225,31 @@ int bk_apply_hold(struct sb_broker *b, struct bhold *h)
 static void remember(struct sb_broker *b, const struct breq *q)
 {
 	struct sb_err err = { { 0 } };
-	bool added = false;
+	int64_t at = q->dec.decided_ms ? q->dec.decided_ms : bk_now(b);
+	bool changed = false, added = false;
 	int rc;
 
-	rc = sb_bmem_add(&b->mem, q->dec.scope, q->trigger, q->dec.remember_value, q->dec.reviewer, q->id,
-			 q->dec.decided_ms ? q->dec.decided_ms : bk_now(b), &added, &err);
+	/* Merged into the file under its lock: another broker of the folder
+	 * may have remembered or used up something since this one read it. */
+	rc = sb_bmem_add_saved(b->folder, &b->mem, q->dec.scope, q->trigger, q->dec.remember_value, q->dec.reviewer,
+			       q->id, at, &changed, &err);
 	if (rc) {
-		bk_log(b, "error", NULL, "cannot remember %s '%s' of request %s: %s", sb_remember_scope_name(q->dec.scope),
-		       q->dec.remember_value, q->id, err.msg);
-		return;
-	}
-	if (!added)
-		return;
-	rc = sb_bmem_save(b->folder, &b->mem, &err);
-	if (rc)
+		struct sb_err e2 = { { 0 } };
+
+		rc = sb_bmem_add(&b->mem, q->dec.scope, q->trigger, q->dec.remember_value, q->dec.reviewer, q->id, at,
+				 &added, &e2);
+		if (rc) {
+			bk_log(b, "error", NULL, "cannot remember %s '%s' of request %s: %s",
+			       sb_remember_scope_name(q->dec.scope), q->dec.remember_value, q->id, e2.msg);
+			return;
+		}
+		if (!added)
+			return;
 		bk_log(b, "error", NULL, "REMEMBERED DECISION NOT SAVED (kept until this broker stops): %s", err.msg);
+		changed = true;
+	}
+	if (!changed)
+		return;
 	bk_memory_rebuild(b);
 	b->rules_changed = true;
 	bk_log(b, "remembered", NULL, "remembered %s '%s' (%s, approved by %s in request %s)",

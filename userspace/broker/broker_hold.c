@@ -68,6 +68,8 @@ struct hinfo {
 	char what[512];
 	char comm[17];
 	bool exact;		/* the event names its object completely */
+	bool cut;		/* the kernel's command line is incomplete */
+	bool from_proc;		/* dargv was read from /proc/PID/cmdline */
 };
 
 static void split_words(char *s, char **w, size_t *n, size_t max)
@@ -112,20 +114,25 @@ static void fill_info(struct sb_broker *b, const struct sb_kevent *ev, struct hi
 			n = strnlen(ev->exec.argv, sizeof(ev->exec.argv));
 			memcpy(hi->cmd, ev->exec.argv, n);
 			hi->cmd[n] = '\0';
-			if (n >= SB_EV_ARGV - 10)
+			/* The kernel says when it cut the line; a line that fills
+			 * the event is taken as cut too (a kernel that does not). */
+			hi->cut = (ev->flags & SB_EVF_ARGV_TRUNC) || n >= SB_EV_ARGV - 10;
+			if (hi->cut)
 				hi->exact = false;
 			memcpy(hi->wbuf, hi->cmd, n + 1);
 			split_words(hi->wbuf, hi->words, &hi->ev.argc, sizeof(hi->words) / sizeof(hi->words[0]) - 1);
 			hi->ev.argv = (const char *const *)hi->words;
 			/* Shown as decided. The new image's own argv (/proc) is only
 			 * complete once it reached its stop, which may be later than
-			 * this read; it is used when the kernel's line was cut. */
-			if (hi->exact || !hi->en.argc) {
+			 * this read; it is shown (marked) when the kernel's line was
+			 * cut, and never decides anything. */
+			if (!hi->cut || !hi->en.argc) {
 				hi->dargv = hi->words;
 				hi->dargc = hi->ev.argc;
 			} else {
 				hi->dargv = hi->en.argv;
 				hi->dargc = hi->en.argc;
+				hi->from_proc = true;
 			}
 		} else {
 			/* Before it (binary-level): the rule does not depend on the
@@ -139,6 +146,7 @@ static void fill_info(struct sb_broker *b, const struct sb_kevent *ev, struct hi
 			hi->dargv = hi->basev;
 			hi->dargc = 1;
 			hi->own_dargv = false;
+			hi->from_proc = false;
 		}
 		break;
 	case SB_EVK_NET:
@@ -170,8 +178,9 @@ static uint32_t rule_index(const struct sb_broker *b, const struct sb_decision *
 	return (uint32_t)(d->matched - b->policy->rules);
 }
 
-/* A shell rule the kernel checks only by its literal prefix (a wildcard
- * inside): the classifier is the one that knows. */
+/* A shell escalate rule the kernel checks only by its literal prefix (a
+ * wildcard inside): the classifier is the one that knows. A rule of
+ * another tier at that index is not the rule the kernel escalated on. */
 static bool kernel_refined(const struct sb_broker *b, uint32_t rule)
 {
 	const struct sb_rule *r;
@@ -180,7 +189,7 @@ static bool kernel_refined(const struct sb_broker *b, uint32_t rule)
 	if (rule >= b->policy->nrules)
 		return false;
 	r = &b->policy->rules[rule];
-	if (r->trigger != SB_TRIG_SHELL)
+	if (r->trigger != SB_TRIG_SHELL || r->tier != SB_TIER_ESCALATE)
 		return false;
 	t = strpbrk(r->shell.text, "*?[");
 	return t && !(t[0] == '*' && t[1] == '\0');
@@ -219,7 +228,7 @@ static void info_what(const struct hinfo *hi, const struct sb_kevent *ev, char *
 		break;
 	case SB_EVK_EXEC:
 		if (hi->cmd[0])
-			snprintf(out, len, "%s", hi->cmd);
+			snprintf(out, len, hi->cut ? "%s ... (command line cut)" : "%s", hi->cmd);
 		else
 			snprintf(out, len, "exec %s", hi->path);
 		break;
@@ -284,9 +293,26 @@ static void decide_now(struct sb_broker *b, struct bhold *h, const struct sb_kev
 	       what, ev->comm, h->tgid, d->reason);
 }
 
+/* What the human reads as "why": a cut command line says so first, and
+ * where the arguments shown come from. */
+static const char *request_reason(const struct hinfo *hi, const struct sb_decision *d, uint32_t tgid, char *out,
+				  size_t len)
+{
+	if (!hi->cut)
+		return d->reason;
+	if (hi->from_proc)
+		snprintf(out, len,
+			 "THE KERNEL'S COPY OF THE COMMAND LINE WAS CUT; the arguments shown were read from the process "
+			 "(/proc/%u/cmdline). %s", tgid, d->reason);
+	else
+		snprintf(out, len, "THE COMMAND LINE WAS CUT by the kernel: only its beginning is shown. %s", d->reason);
+	return out;
+}
+
 static int file_request(struct sb_broker *b, struct bhold *h, const struct sb_kevent *ev, struct hinfo *hi,
 			const struct sb_decision *d)
 {
+	char reason[SB_REASON_MAX];
 	struct sb_queue_proc chain[SB_QUEUE_CHAIN_MAX];
 	struct sb_queue_request r = { 0 };
 	struct sb_queue_submit_result res;
@@ -322,7 +348,7 @@ static int file_request(struct sb_broker *b, struct bhold *h, const struct sb_ke
 	r.chain = chain;
 	r.nchain = i;
 	r.rule = d->rule;
-	r.reason = d->reason;
+	r.reason = request_reason(hi, d, h->tgid, reason, sizeof(reason));
 	rc = sb_queue_submit(b->q, &r, &res, &err);
 	if (rc) {
 		bk_log(b, "error", NULL, "cannot file the request of %.16s[%u] (it stays held; retried): %s", ev->comm,
@@ -376,15 +402,181 @@ static int file_request(struct sb_broker *b, struct bhold *h, const struct sb_ke
 	return 0;
 }
 
-int bk_on_held(struct sb_broker *b, const struct sb_kevent *ev, bool adopted)
+/* A remembered decision that applies. A once is used up in the file first,
+ * under the lock every broker of the folder takes: if another broker used
+ * it meanwhile, or the file cannot be changed, it is not used. */
+static bool use_memory(struct sb_broker *b, const struct sb_bmem_entry *me)
+{
+	struct sb_err err = { { 0 } };
+	bool changed = false;
+	int rc;
+
+	if (me->scope != SB_REM_ONCE)
+		return true;
+	rc = sb_bmem_take_once(b->folder, &b->mem, me->trigger, me->value, &changed, &err);
+	if (changed) {
+		bk_memory_rebuild(b);
+		b->rules_changed = true;
+	}
+	if (rc == -ENOENT)
+		bk_log(b, "remembered", NULL, "%s: asking a human", err.msg);
+	else if (rc)
+		bk_log(b, "error", NULL, "cannot use up remembered once '%s' (asking a human): %s", me->value, err.msg);
+	return rc == 0;
+}
+
+/* The kernel escalated on a rule it checks only by its literal prefix, and
+ * the classifier, seeing exactly the line the kernel decided on, finds
+ * nothing to escalate: the broker may allow by itself. Only after exec's
+ * point of no return: before it the kernel knows the binary, not the
+ * arguments a wildcard inside is about (npm*publish* sees "npm", which
+ * matches nothing, and the grant would let "npm publish" through later). */
+static bool refined_allow(const struct sb_broker *b, const struct sb_kevent *ev, const struct hinfo *hi, uint32_t krule,
+			  const struct sb_decision *base)
+{
+	return hi->exact && (ev->flags & SB_EVF_HELD_EXEC) && hi->ev.argc > 0 && kernel_refined(b, krule) &&
+	       base->tier < SB_TIER_ESCALATE;
+}
+
+/* Who decides. The kernel escalated for rule krule; userspace may only
+ * agree, be stricter, or know better where the kernel cannot see. */
+static int decide_hold(struct sb_broker *b, struct bhold *h, const struct sb_kevent *ev, struct hinfo *hi, size_t *idx)
 {
 	struct sb_decision base, d;
 	struct sb_err err = { { 0 } };
 	struct sb_memory m;
+	uint32_t krule = ev->rule, brule;
+	int rc;
+
+	rc = sb_classify(b->policy, NULL, &hi->ev, &base, &err);
+	if (rc) {
+		/* An event the classifier cannot use is a human's call. */
+		memset(&base, 0, sizeof(base));
+		base.tier = SB_TIER_ESCALATE;
+		base.trigger = (enum sb_trigger)ev->trigger;
+		sb_rule_label(b->policy, krule, base.rule, sizeof(base.rule));
+		snprintf(base.reason, sizeof(base.reason), "escalated by the kernel (%s)", err.msg);
+		return file_request(b, h, ev, hi, &base);
+	}
+	brule = rule_index(b, &base);
+	usable_memory(b, ev->kind != SB_EVK_EXEC || (ev->flags & SB_EVF_HELD_EXEC), &m, idx);
+	d = base;
+	if (base.tier == SB_TIER_ESCALATE && m.n)
+		sb_classify(b->policy, &m, &hi->ev, &d, NULL);
+	if (d.remembered && d.memory_index >= 0)
+		d.memory_index = (long)idx[d.memory_index];
+	free(m.items);
+
+	if (base.tier == SB_TIER_DENY) {
+		decide_now(b, h, ev, hi, &base, NULL, SB_VERDICT_DENY);
+		return 0;
+	}
+	if (hi->exact && brule == krule && d.remembered && d.memory_index >= 0 && (size_t)d.memory_index < b->mem.n) {
+		struct sb_bmem_entry me = b->mem.e[d.memory_index];
+		bool used;
+
+		me.value = strdup(me.value);
+		if (!me.value)
+			return -ENOMEM;
+		used = use_memory(b, &me);
+		if (used)
+			decide_now(b, h, ev, hi, &d, &me, SB_VERDICT_ALLOW);
+		free(me.value);
+		if (used)
+			return 0;
+	} else if (refined_allow(b, ev, hi, krule, &base)) {
+		decide_now(b, h, ev, hi, &base, NULL, SB_VERDICT_ALLOW);
+		return 0;
+	}
+	if (brule != krule || base.tier != SB_TIER_ESCALATE) {
+		/* The kernel saw more than the event shows (a hard link, an
+		 * inode known by another name, arguments not yet known): name
+		 * the kernel's rule. */
+		sb_rule_label(b->policy, krule, base.rule, sizeof(base.rule));
+		base.tier = SB_TIER_ESCALATE;
+	}
+	return file_request(b, h, ev, hi, &base);
+}
+
+static struct bunfiled *find_unfiled(struct sb_broker *b, const struct bhold *h)
+{
+	size_t i;
+
+	for (i = 0; i < b->nuf; i++)
+		if (b->uf[i].tid == h->key.tid && b->uf[i].seq == h->seq)
+			return &b->uf[i];
+	return NULL;
+}
+
+static void drop_unfiled(struct sb_broker *b, const struct bhold *h)
+{
+	struct bunfiled *u = find_unfiled(b, h);
+
+	if (u)
+		*u = b->uf[--b->nuf];
+}
+
+/* A request that cannot be filed (full disk, permissions, no descriptors)
+ * is retried every second; the hold waits no longer than a filed one
+ * would. Returns how long it has been failing (ms), -1 when unknown. */
+static int64_t unfiled_for(struct sb_broker *b, const struct bhold *h)
+{
+	struct bunfiled *u = find_unfiled(b, h);
+	int64_t now = bk_now(b);
+
+	if (!u) {
+		if (b->nuf == b->capuf) {
+			size_t ncap = b->capuf ? b->capuf * 2 : 16;
+			struct bunfiled *nu = realloc(b->uf, ncap * sizeof(*nu));
+
+			if (!nu)
+				return -1;
+			b->uf = nu;
+			b->capuf = ncap;
+		}
+		u = &b->uf[b->nuf++];
+		u->tid = h->key.tid;
+		u->seq = h->seq;
+		u->first_ms = now;
+	}
+	u->last_ms = now;
+	return now - u->first_ms;
+}
+
+void bk_unfiled_prune(struct sb_broker *b)
+{
+	int64_t now = bk_now(b);
+	size_t i = 0;
+
+	/* Not retried for a while: filed, resolved, or the task is gone. */
+	while (i < b->nuf) {
+		if (now - b->uf[i].last_ms > 10000)
+			b->uf[i] = b->uf[--b->nuf];
+		else
+			i++;
+	}
+}
+
+static void deny_unfiled(struct sb_broker *b, struct bhold *h, const struct sb_kevent *ev, const struct hinfo *hi,
+			 int rc)
+{
+	struct sb_decision d;
+
+	memset(&d, 0, sizeof(d));
+	d.tier = SB_TIER_DENY;
+	d.trigger = (enum sb_trigger)ev->trigger;
+	sb_rule_label(b->policy, ev->rule, d.rule, sizeof(d.rule));
+	snprintf(d.reason, sizeof(d.reason), "its request could not be filed within %u s (escalation_timeout_seconds): %s",
+		 b->policy->escalation_timeout, strerror(-rc));
+	decide_now(b, h, ev, hi, &d, NULL, SB_VERDICT_DENY);
+}
+
+int bk_on_held(struct sb_broker *b, const struct sb_kevent *ev, bool adopted)
+{
 	struct hinfo *hi;
 	struct bhold *h;
 	size_t *idx;
-	uint32_t krule = ev->rule, brule;
+	int64_t failing;
 	int rc;
 
 	if (bk_find_hold(b, ev->pid, ev->seq))
@@ -400,69 +592,35 @@ int bk_on_held(struct sb_broker *b, const struct sb_kevent *ev, bool adopted)
 			return 0;
 	}
 	h = add_hold(b, ev);
+	if (!h)
+		return -ENOMEM;
 	hi = calloc(1, sizeof(*hi));
 	idx = calloc(b->cmem.n + 1, sizeof(*idx));
-	if (!h || !hi || !idx) {
+	if (!hi || !idx) {
+		/* Forgotten here (it was added last); the next reconciliation
+		 * takes it on again. */
+		b->nh--;
 		free(hi);
 		free(idx);
 		return -ENOMEM;
 	}
 	fill_info(b, ev, hi);
-	rc = sb_classify(b->policy, NULL, &hi->ev, &base, &err);
+	rc = decide_hold(b, h, ev, hi, idx);
 	if (rc) {
-		/* An event the classifier cannot use is a human's call. */
-		memset(&base, 0, sizeof(base));
-		base.tier = SB_TIER_ESCALATE;
-		base.trigger = (enum sb_trigger)ev->trigger;
-		sb_rule_label(b->policy, krule, base.rule, sizeof(base.rule));
-		snprintf(base.reason, sizeof(base.reason), "escalated by the kernel (%s)", err.msg);
-		rc = file_request(b, h, ev, hi, &base);
-		goto out;
-	}
-	brule = rule_index(b, &base);
-	usable_memory(b, ev->kind != SB_EVK_EXEC || (ev->flags & SB_EVF_HELD_EXEC), &m, idx);
-	d = base;
-	if (base.tier == SB_TIER_ESCALATE && m.n)
-		sb_classify(b->policy, &m, &hi->ev, &d, NULL);
-	if (d.remembered && d.memory_index >= 0)
-		d.memory_index = (long)idx[d.memory_index];
-	free(m.items);
-
-	/* Who decides. The kernel escalated for rule krule; userspace may only
-	 * agree, be stricter, or know better where the kernel cannot see. */
-	if (base.tier == SB_TIER_DENY) {
-		decide_now(b, h, ev, hi, &base, NULL, SB_VERDICT_DENY);
-	} else if (hi->exact && brule == krule && d.remembered && d.memory_index >= 0 &&
-		   (size_t)d.memory_index < b->mem.n) {
-		struct sb_bmem_entry me = b->mem.e[d.memory_index];
-
-		me.value = strdup(me.value);
-		if (me.scope == SB_REM_ONCE) {
-			/* Used up by this request. */
-			sb_bmem_remove(&b->mem, (size_t)d.memory_index);
-			bk_memory_rebuild(b);
-			if (sb_bmem_save(b->folder, &b->mem, &err))
-				bk_log(b, "error", NULL, "cannot save the remembered decisions: %s", err.msg);
+		failing = unfiled_for(b, h);
+		if (failing >= (int64_t)b->policy->escalation_timeout * 1000) {
+			bk_log(b, "error", NULL, "the request of %.16s[%u] could not be filed for %lld s: denied", ev->comm,
+			       h->tgid, (long long)(failing / 1000));
+			deny_unfiled(b, h, ev, hi, rc);
+			rc = 0;
+		} else {
+			/* Not filed: forget it here; the hold stays in the kernel
+			 * and the next reconciliation takes it on again. */
+			b->nh--;
 		}
-		decide_now(b, h, ev, hi, &d, me.value ? &me : NULL, SB_VERDICT_ALLOW);
-		free(me.value);
-	} else if (hi->exact && kernel_refined(b, krule) && base.tier < SB_TIER_ESCALATE) {
-		decide_now(b, h, ev, hi, &base, NULL, SB_VERDICT_ALLOW);
-	} else {
-		if (brule != krule || base.tier != SB_TIER_ESCALATE) {
-			/* The kernel saw more than the event shows (a hard link,
-			 * an inode known by another name): name the kernel's rule. */
-			sb_rule_label(b->policy, krule, base.rule, sizeof(base.rule));
-			base.tier = SB_TIER_ESCALATE;
-		}
-		rc = file_request(b, h, ev, hi, &base);
 	}
-out:
-	if (rc) {
-		/* Not filed: forget it here; the hold stays in the kernel and the
-		 * next reconciliation takes it on again. */
-		b->nh--;
-	}
+	if (rc == 0)
+		drop_unfiled(b, h);
 	free_info(hi);
 	free(hi);
 	free(idx);

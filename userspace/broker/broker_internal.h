@@ -27,6 +27,16 @@ struct bhold {
 	uint8_t verdict;	/* SB_VERDICT_* once decided */
 	char req[SB_QUEUE_ID_MAX + 1];	/* its queue request, "" when a rule decided */
 	int64_t since_ms;
+	bool unrecorded;	/* the record of its allow was lost: deny instead */
+};
+
+/* A hold whose request could not be filed: dropped, taken on again by the
+ * next reconciliation, and denied once it failed for the escalation
+ * timeout. */
+struct bunfiled {
+	uint32_t tid;
+	uint64_t seq;
+	int64_t first_ms, last_ms;
 };
 
 /* One queue request (several holds may share it: same key and process). */
@@ -59,6 +69,8 @@ struct sb_broker {
 	size_t nh, caph;
 	struct breq *r;
 	size_t nr, capr;
+	struct bunfiled *uf;
+	size_t nuf, capuf;
 	uint64_t resolved;
 	/* audit */
 	struct sb_audit *a;
@@ -80,6 +92,7 @@ void bk_log(struct sb_broker *b, const char *kind, struct cJSON *detail, const c
 /* broker_hold.c */
 int bk_on_held(struct sb_broker *b, const struct sb_kevent *ev, bool adopted);
 struct bhold *bk_find_hold(struct sb_broker *b, uint32_t tid, uint64_t seq);
+void bk_unfiled_prune(struct sb_broker *b);
 
 /* broker_decide.c */
 struct breq *bk_find_req(struct sb_broker *b, const char *id);

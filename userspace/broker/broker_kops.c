@@ -98,9 +98,10 @@ static int k_signal(void *arg, uint32_t tgid, uint32_t tid, uint64_t start_ns, i
 
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
-	if (k_task(arg, tgid, tid, start_ns, NULL)) {
+	rc = k_task(arg, tgid, tid, start_ns, NULL);
+	if (rc) {
 		close(fd);
-		return -ESRCH;
+		return rc;	/* -ESRCH only when gone: other errors are retried */
 	}
 	if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0))
 		rc = -errno;

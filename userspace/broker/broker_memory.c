@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -362,4 +363,117 @@ int sb_bmem_to_memory(const struct sb_bmem *m, struct sb_memory *out, struct sb_
 		}
 	}
 	return 0;
+}
+
+static bool same_entry(const struct sb_bmem_entry *a, const struct sb_bmem_entry *b)
+{
+	return a->scope == b->scope && a->trigger == b->trigger && !strcmp(a->value, b->value);
+}
+
+static bool same_list(const struct sb_bmem *a, const struct sb_bmem *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (!same_entry(&a->e[i], &b->e[i]))
+			return false;
+	return true;
+}
+
+/* Brokers of one folder (two `run` in the same project) share the file:
+ * each change is a read-modify-write of what is on disk, under an
+ * exclusive flock(2) that the kernel drops when its holder dies. */
+static int lock_file(const char *folder, struct sb_err *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	int fd;
+
+	mem_path(folder, "", dir, sizeof(dir));
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return sb_errf(err, -errno, "cannot create %s: %s", dir, strerror(errno));
+	mem_path(folder, "remembered.lock", path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sb_errf(err, -errno, "cannot open %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		int e = errno;
+
+		if (e == EINTR)
+			continue;
+		close(fd);
+		return sb_errf(err, -e, "cannot lock %s: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+/* *m becomes cur (the file's list); *changed when that differs from *m. */
+static void take_list(struct sb_bmem *m, struct sb_bmem *cur, bool *changed)
+{
+	if (changed)
+		*changed = !same_list(m, cur);
+	sb_bmem_free(m);
+	*m = *cur;
+	sb_bmem_init(cur);
+}
+
+int sb_bmem_add_saved(const char *folder, struct sb_bmem *m, enum sb_remember_scope scope, enum sb_trigger trigger,
+		      const char *value, const char *reviewer, const char *request, int64_t created_ms, bool *changed,
+		      struct sb_err *err)
+{
+	struct sb_bmem cur;
+	bool added = false;
+	int fd, rc;
+
+	if (changed)
+		*changed = false;
+	fd = lock_file(folder, err);
+	if (fd < 0)
+		return fd;
+	rc = sb_bmem_load(folder, &cur, err);
+	if (rc)
+		goto out;
+	rc = sb_bmem_add(&cur, scope, trigger, value, reviewer, request, created_ms, &added, err);
+	if (rc == 0 && added)
+		rc = sb_bmem_save(folder, &cur, err);
+	if (rc == 0)
+		take_list(m, &cur, changed);
+	sb_bmem_free(&cur);
+out:
+	close(fd);
+	return rc;
+}
+
+int sb_bmem_take_once(const char *folder, struct sb_bmem *m, enum sb_trigger trigger, const char *value,
+		      bool *changed, struct sb_err *err)
+{
+	struct sb_bmem_entry want = { .scope = SB_REM_ONCE, .trigger = trigger, .value = (char *)value };
+	struct sb_bmem cur;
+	size_t i;
+	int fd, rc;
+
+	if (changed)
+		*changed = false;
+	fd = lock_file(folder, err);
+	if (fd < 0)
+		return fd;
+	rc = sb_bmem_load(folder, &cur, err);
+	if (rc)
+		goto out;
+	for (i = 0; i < cur.n && !same_entry(&cur.e[i], &want); i++)
+		;
+	if (i == cur.n) {
+		rc = sb_errf(err, -ENOENT, "remembered once '%s' was used already (by another broker, or removed)", value);
+	} else {
+		sb_bmem_remove(&cur, i);
+		rc = sb_bmem_save(folder, &cur, err);
+	}
+	/* Either way the file is the truth from now on. */
+	if (rc == 0 || rc == -ENOENT)
+		take_list(m, &cur, changed);
+	sb_bmem_free(&cur);
+out:
+	close(fd);
+	return rc;
 }

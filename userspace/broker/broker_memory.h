@@ -2,8 +2,10 @@
  * approvers asked to remember ("approve --remember prefix"). Loaded at
  * broker start and on reload, written atomically (temp file in
  * .sandbox/tmp, fsync, rename, fsync of the directory) after every
- * change. Everything under .sandbox/ is protected from the agent by the kernel, so only
- * the broker (and a human) writes it.
+ * change, read-modify-write under a lock shared by every broker of the
+ * folder (sb_bmem_add_saved, sb_bmem_take_once). Everything under
+ * .sandbox/ is protected from the agent by the kernel, so only the broker
+ * (and a human) writes it.
  *
  *   {"version": 1, "remembered": [
  *     {"scope": "prefix", "trigger": "shell", "value": "git push",
@@ -52,6 +54,20 @@ int sb_bmem_save(const char *folder, const struct sb_bmem *m, struct sb_err *err
 int sb_bmem_add(struct sb_bmem *m, enum sb_remember_scope scope, enum sb_trigger trigger, const char *value,
 		const char *reviewer, const char *request, int64_t created_ms, bool *added, struct sb_err *err);
 void sb_bmem_remove(struct sb_bmem *m, size_t i);
+
+/* Changes shared with other brokers of the folder: under a lock on
+ * FOLDER/.sandbox/remembered.lock, the file is read, changed and written
+ * back, and *m becomes the file's list (*changed: it differs from the old
+ * *m). On an error *m is unchanged.
+ *
+ * sb_bmem_add_saved: adds an entry (as sb_bmem_add).
+ * sb_bmem_take_once: uses up a remembered once; -ENOENT when it is no
+ * longer in the file (another broker used it): it must not be used. */
+int sb_bmem_add_saved(const char *folder, struct sb_bmem *m, enum sb_remember_scope scope, enum sb_trigger trigger,
+		      const char *value, const char *reviewer, const char *request, int64_t created_ms, bool *changed,
+		      struct sb_err *err);
+int sb_bmem_take_once(const char *folder, struct sb_bmem *m, enum sb_trigger trigger, const char *value,
+		      bool *changed, struct sb_err *err);
 
 /* The classifier's view (entries in the same order: index i is entry i). */
 int sb_bmem_to_memory(const struct sb_bmem *m, struct sb_memory *out, struct sb_err *err);

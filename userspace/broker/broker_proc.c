@@ -93,8 +93,10 @@ int sb_proc_task_check(const char *proc, int tgid, int tid, uint64_t start_ns, l
 
 	if (stopped)
 		*stopped = false;
+	/* Only a task that is surely gone is -ESRCH: the callers forget its
+	 * hold. Anything else (EMFILE, ENOMEM, ...) is retried by them. */
 	if (rc)
-		return -ESRCH;
+		return rc == -ENOENT ? -ESRCH : rc;
 	if (!sb_proc_same_start(st.start_ticks, start_ns, hz) || st.state == 'Z' || st.state == 'X')
 		return -ESRCH;
 	if (stopped)
@@ -285,8 +287,11 @@ static char *peek_string(int pid, unsigned long addr)
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
 	if (n <= 0) {
-		/* Crossing into an unmapped page: retry to the page end. */
+		/* Crossing into an unmapped page: retry to the page end (at
+		 * most the buffer, which keeps a byte for the NUL). */
 		remote.iov_len = local.iov_len = 4096 - (addr & 4095);
+		if (local.iov_len > sizeof(buf) - 1)
+			remote.iov_len = local.iov_len = sizeof(buf) - 1;
 		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 		if (n <= 0)
 			return NULL;

@@ -29,7 +29,9 @@ int sb_proc_stat(const char *proc, int tgid, int tid, struct sb_pstat *st);
 bool sb_proc_same_start(uint64_t start_ticks, uint64_t start_ns, long hz);
 
 /* The thread tid of tgid exists and started at start_ns: 0, with *stopped
- * when it is stopped (T); -ESRCH when it is gone or a different task. */
+ * when it is stopped (T); -ESRCH when it is gone (no such task, a zombie)
+ * or a different task (start time); another negative errno when /proc
+ * could not be read (EMFILE, ENOMEM, ...): not known to be gone. */
 int sb_proc_task_check(const char *proc, int tgid, int tid, uint64_t start_ns, long hz, bool *stopped);
 
 struct sb_pchain_ent {
