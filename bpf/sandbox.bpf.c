@@ -259,7 +259,11 @@ struct sb_res {
 	__u32 rule;
 	__u8 tier;
 	__u8 trig;
-	__u8 pad[2];
+	/* An open for reading and writing: the other trigger's result, so
+	 * a write approval does not also approve the read (two requests). */
+	__u8 tier2;
+	__u8 trig2;
+	__u32 rule2;
 };
 
 struct sb_walk {
@@ -332,7 +336,9 @@ struct sb_scratch {
 	__u32 cmdlen;
 	__u32 pathpos;
 	__u8 pathflags;
-	__u8 pad[7];
+	__u8 cmdflags;		/* SB_EVF_ARGV_TRUNC: s->cmd is not the whole command line */
+	__u8 hsame;		/* sb_hold_same: the stored request asks for this object */
+	__u8 pad[5];
 	/* holds: the request being held, and this thread's grant chain */
 	struct sb_hold_key hk;
 	struct sb_hold hv;
@@ -347,6 +353,12 @@ struct sb_scratch {
 	__u64 xgrant_ns;	/* bprm_check let this exec through on a verdict... */
 	__u32 xgrant_rule;	/* ...for this binary-level rule (committed_creds honours it) */
 	__u32 pad3;
+	/* An exec held after its point of no return: its request and hold
+	 * key. The task must not run its new image without the broker's
+	 * allow, whoever continues it (sb_xpend_check). */
+	__u64 xpend_seq;
+	struct sb_hold_key xpend_key;
+	char hcmp[SB_EV_PATH];	/* the stored request's object, for sb_hold_same */
 };
 
 struct {
@@ -371,6 +383,55 @@ struct sb_ctx {
 /* Returns 1 when current is confined (c filled), 0 when it is outside
  * every sandbox, -1 when it is confined but the sandbox state is not
  * usable (fail closed: the caller denies). */
+/* An exec held after its point of no return is stopped before its first
+ * instruction, but the kernel itself can continue a stopped task without
+ * task_kill seeing it (SIGCONT to an orphaned process group, a tty
+ * hangup, SIGIO). So the task's first hook after the hold checks that the
+ * broker allowed it: without an allow verdict it is killed. Inside the
+ * execve that was held (the loader maps the image after the hook) there
+ * is nothing to check yet. 1: killed. */
+__noinline int sb_xpend_g(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct sb_scratch *s = bpf_task_storage_get(&sb_scratch, t, 0, 0);
+	struct sb_verdict_key vk = { 0 };
+	struct sb_verdict *v;
+	struct sb_hold *h;
+	struct sb_held *hd;
+	__u32 tid;
+
+	if (!s || !s->xpend_seq)
+		return 0;
+#ifdef __TARGET_ARCH_x86
+	{
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		long nr = regs ? BPF_CORE_READ(regs, orig_ax) : -1;
+
+		if (nr == 59 /* execve */ || nr == 322 /* execveat */)
+			return 0;
+	}
+#endif
+	tid = s->xpend_key.tid;
+	vk.tid = tid;
+	vk.seq = s->xpend_seq;
+	v = bpf_map_lookup_elem(&sb_verdict, &vk);
+	if (v && v->verdict == SB_VERDICT_ALLOW) {
+		/* Used: the broker may now forget the hold. */
+		h = bpf_map_lookup_elem(&sb_hold, &s->xpend_key);
+		if (h && h->ev.seq == vk.seq) {
+			h->used = 1;
+			h->used_ns = bpf_ktime_get_ns();
+		}
+		hd = bpf_map_lookup_elem(&sb_held, &tid);
+		if (hd && hd->seq == vk.seq)
+			bpf_map_delete_elem(&sb_held, &tid);
+		s->xpend_seq = 0;
+		return 0;
+	}
+	bpf_send_signal(SIGKILL);
+	return 1;
+}
+
 static __always_inline int sb_enter(struct sb_ctx *c, __u32 hook)
 {
 	__u32 zero = 0, id = 0, idx;
@@ -417,6 +478,8 @@ static __always_inline int sb_enter(struct sb_ctx *c, __u32 hook)
 	idx = c->sbgen;
 	c->cfg = bpf_map_lookup_elem(&sb_cfg, &idx);
 	if (!c->cfg)
+		return -1;
+	if (sb_xpend_g())
 		return -1;
 	return 1;
 }
@@ -720,11 +783,82 @@ static __always_inline bool sb_chain_fresh(struct sb_scratch *s, __u64 now, __u6
 	return sig && sig == s->hchain_sig && now - s->hchain_ns < SB_HOLD_SAME_CALL_NS;
 }
 
-static __always_inline void sb_held_mark(__u32 tid, __u64 seq, __u64 start)
+/* Marked before the SIGSTOP is sent, so there is no moment where the task
+ * is stopped but a SIGCONT from inside the sandbox would be let through. */
+static __always_inline long sb_held_mark(__u32 tid, __u64 seq, __u64 start)
 {
 	struct sb_held hd = { .seq = seq, .start_ns = start };
 
-	bpf_map_update_elem(&sb_held, &tid, &hd, BPF_ANY);
+	return bpf_map_update_elem(&sb_held, &tid, &hd, BPF_ANY);
+}
+
+/* Path ops that one approval covers together: an open for writing that
+ * creates (mknod, then open) or truncates the file. Any other op is its
+ * own request (an approved append is not an approved unlink or rename). */
+static __always_inline __u8 sb_op_class(__u8 op)
+{
+	return op <= SB_KOP_TRUNCATE ? 0 : op;
+}
+
+/* One byte of the stored request's object (s->hcmp) against the current
+ * one (s->path); loop state in the scratch. */
+__noinline int sb_cmp_g(__u32 i)
+{
+	struct sb_scratch *s = sb_s();
+
+	if (!s || i >= s->hlen || i >= SB_EV_PATH)
+		return 1;
+	if (s->hcmp[SB_MASK(i, 511)] != s->path[SB_MASK(i, 511)]) {
+		s->hsame = 0;
+		return 1;
+	}
+	return 0;
+}
+
+static long sb_cmp_cb(__u32 i, void *arg)
+{
+	return sb_cmp_g(i) ? 1 : 0;
+}
+
+/* The stored request asks for exactly what the current one (s->hv.ev, its
+ * object in s->path) asks for. The key's 64-bit hash only finds the
+ * request: a hash can be made to collide, an approval must not carry over
+ * to another object. */
+static __always_inline bool sb_hold_same(struct sb_scratch *s, struct sb_hold *h)
+{
+	struct sb_kevent *b = &s->hv.ev;
+	__u8 kind = h->ev.kind;
+	__u32 len;
+	int i;
+
+	if (kind != b->kind || h->ev.trigger != b->trigger)
+		return false;
+	if (kind == SB_EVK_NET) {
+		if (h->ev.net.family != b->net.family || h->ev.net.port != b->net.port ||
+		    h->ev.net.proto != b->net.proto)
+			return false;
+		for (i = 0; i < 16; i++)
+			if (h->ev.net.addr[i] != b->net.addr[i])
+				return false;
+		return true;
+	}
+	if (kind == SB_EVK_PATH) {
+		if (sb_op_class(h->ev.op) != sb_op_class(b->op) || h->ev.path.len != b->path.len)
+			return false;
+		len = b->path.len;
+		bpf_probe_read_kernel(s->hcmp, SB_EV_PATH, h->ev.path.path);
+	} else if (kind == SB_EVK_EXEC) {
+		if (h->ev.exec.len != b->exec.len)
+			return false;
+		len = b->exec.len;
+		bpf_probe_read_kernel(s->hcmp, SB_EV_PATH, h->ev.exec.path);
+	} else {
+		return false;
+	}
+	s->hlen = len;
+	s->hsame = 1;
+	bpf_loop(SB_EV_PATH, sb_cmp_cb, NULL, 0);
+	return s->hsame;
 }
 
 /* The hold state machine for the request in s->hk / s->hv.ev (filled by
@@ -745,14 +879,13 @@ static __always_inline int sb_hold_decide(struct sb_scratch *s, bool committed)
 
 	if (!committed)
 		h = bpf_map_lookup_elem(&sb_hold, &s->hk);
-	if (h && h->ev.start_ns == start) {
+	if (h && h->ev.start_ns == start && sb_hold_same(s, h)) {
 		struct sb_verdict_key vk = { .tid = tid, .seq = h->ev.seq };
 		struct sb_verdict *v = bpf_map_lookup_elem(&sb_verdict, &vk);
 
 		if (!v) {
-			if (bpf_send_signal(SIGSTOP))
+			if (sb_held_mark(tid, h->ev.seq, start) || bpf_send_signal(SIGSTOP))
 				return SB_H_FAIL;
-			sb_held_mark(tid, h->ev.seq, start);
 			s->hhold_seq = h->ev.seq;
 			s->hhold_chain = h->chain;
 			return SB_H_AGAIN;
@@ -793,13 +926,17 @@ static __always_inline int sb_hold_decide(struct sb_scratch *s, bool committed)
 	s->hv.committed = committed;
 	if (bpf_map_update_elem(&sb_hold, &s->hk, &s->hv, BPF_ANY))
 		return SB_H_FAIL;
-	if (bpf_send_signal(SIGSTOP)) {
+	if (sb_held_mark(tid, seq, start) || bpf_send_signal(SIGSTOP)) {
+		bpf_map_delete_elem(&sb_held, &tid);
 		bpf_map_delete_elem(&sb_hold, &s->hk);
 		return SB_H_FAIL;
 	}
-	sb_held_mark(tid, seq, start);
 	s->hhold_seq = seq;
 	s->hhold_chain = s->hv.chain;
+	if (committed) {
+		s->xpend_seq = seq;
+		s->xpend_key = s->hk;
+	}
 	return SB_H_NEW;
 }
 
@@ -1275,19 +1412,30 @@ static __always_inline int sb_decide_path(struct sb_ctx *c, struct dentry *dentr
 		out->tier = SB_K_DENY;
 		out->rule = SB_RULE_RELOAD_RACE;
 		out->trig = SB_K_WRITE;
+		out->tier2 = SB_K_ALLOW;
 		return 0;
 	}
 	{
 		bool have = false;
 
+		out->tier2 = SB_K_ALLOW;
 		for (t = 0; t < 2; t++) {
 			if (!(trigmask & (1 << t)))
 				continue;
 			if (!have || res[t].tier > out->tier) {
+				if (have) {
+					out->tier2 = out->tier;
+					out->trig2 = out->trig;
+					out->rule2 = out->rule;
+				}
 				out->tier = res[t].tier;
 				out->rule = res[t].rule;
 				out->trig = t == SB_PT_WRITE ? SB_K_WRITE : SB_K_READ;
 				have = true;
+			} else {
+				out->tier2 = res[t].tier;
+				out->rule2 = res[t].rule;
+				out->trig2 = t == SB_PT_WRITE ? SB_K_WRITE : SB_K_READ;
 			}
 		}
 	}
@@ -1397,6 +1545,9 @@ static __always_inline int sb_hold_path(struct sb_ctx *c, struct sb_res *r, __u8
 	if (!s || !sb_hold_enabled(c) || !sb_can_hold())
 		return 1;
 	sb_event_path(s, dpath);
+	/* A cut path cannot say which object a human would approve. */
+	if (s->pathflags & SB_EVF_PATH_TRUNC)
+		return 1;
 	sb_ev_fill(c, &s->hv.ev, SB_EVK_PATH, SB_ACT_ESCALATED, r->tier, r->trig, r->rule, -ERESTARTNOINTR);
 	s->hv.ev.op = op;
 	s->hv.ev.flags = s->pathflags | SB_EVF_HELD;
@@ -1404,7 +1555,7 @@ static __always_inline int sb_hold_path(struct sb_ctx *c, struct sb_res *r, __u8
 	bpf_probe_read_kernel(s->hv.ev.path.path, SB_EV_PATH, s->path);
 	s->hk.tid = (__u32)bpf_get_current_pid_tgid();
 	s->hk.pad = 0;
-	s->hk.ident = sb_hash_path(s, r->trig, s->pathlen);
+	s->hk.ident = sb_fnv(sb_hash_path(s, r->trig, s->pathlen), sb_op_class(op));
 	h = sb_hold_run(c, s, false);
 	if (h == SB_H_FAIL)
 		return 1;
@@ -1415,12 +1566,25 @@ static __always_inline int sb_hold_path(struct sb_ctx *c, struct sb_res *r, __u8
 static __always_inline int sb_verdict_path(struct sb_ctx *c, struct sb_res *r, __u8 op, const struct path *dpath)
 {
 	struct sb_scratch *s = c->s;
+	struct sb_res r2;
 	struct sb_kevent *ev;
 	__u8 action;
 	int ret;
 
-	if (r->tier == SB_K_ESCALATE && sb_hold_path(c, r, op, dpath, &ret) == 0)
-		return ret;
+	if (r->tier == SB_K_ESCALATE && sb_hold_path(c, r, op, dpath, &ret) == 0) {
+		/* Both triggers escalate (an O_RDWR open of a file whose reads
+		 * and writes are both escalated): the other one is asked for
+		 * on its own once the first is approved, in the same syscall. */
+		if (ret || op != SB_KOP_OPEN || r->tier2 != SB_K_ESCALATE)
+			return ret;
+		r2.tier = r->tier2;
+		r2.trig = r->trig2;
+		r2.rule = r->rule2;
+		r2.tier2 = SB_K_ALLOW;
+		if (sb_hold_path(c, &r2, r->trig2 == SB_K_READ ? SB_KOP_READ : SB_KOP_OPEN, dpath, &ret) == 0)
+			return ret;
+		r = &r2;	/* cannot be held: decided (denied) as escalate */
+	}
 	ret = sb_outcome(c, r->tier, &action);
 	if (!action || !s)
 		return ret;
@@ -2038,7 +2202,8 @@ static __always_inline void sb_shell_pick(struct sb_shres *best, struct sb_shres
 
 struct sb_xdec {
 	__u8 tier;
-	__u8 pad[3];
+	__u8 refine;		/* the deciding rule has a wildcard the kernel does not evaluate */
+	__u8 pad[2];
 	__u32 rule;
 };
 
@@ -2063,10 +2228,13 @@ static __always_inline void sb_bin_name(struct sb_ctx *c, __u32 len, struct sb_s
 		return;	/* argv-level rules: decided in bprm_committed_creds */
 	sb_shell_lpm(c, SB_SHK_NAME, len, false, &a);
 	sb_shell_pick(&best, &a, full);
-	if (best.found)
+	if (best.found) {
 		sb_xmerge(d, best.tier, best.rule);
-	else
+		if (best.refine && d->rule == best.rule)
+			d->refine = 1;
+	} else {
 		sb_xmerge(d, c->cfg->defaults[SB_K_SHELL], SB_RULE_DEFAULT);
+	}
 }
 
 __noinline int sb_base_g(__u32 i)
@@ -2120,7 +2288,7 @@ static __always_inline int sb_verdict_exec(struct sb_ctx *c, __u8 tier, __u32 ru
 	if (!ev)
 		return ret;
 	sb_ev_fill(c, ev, SB_EVK_EXEC, action, tier, SB_K_SHELL, rule, ret);
-	ev->flags = s->pathflags;
+	ev->flags = s->pathflags | s->cmdflags;
 	ev->exec.len = s->pathlen;
 	ev->exec.argv_len = s->cmdlen;
 	bpf_probe_read_kernel(ev->exec.path, SB_EV_PATH, s->path);
@@ -2134,7 +2302,7 @@ static __always_inline int sb_verdict_exec(struct sb_ctx *c, __u8 tier, __u32 ru
  * (committed) the new image is stopped before its first instruction and
  * the broker resumes (SIGCONT) or kills it. 1: not held. */
 static __always_inline int sb_hold_exec(struct sb_ctx *c, __u8 tier, __u32 rule, const struct path *fpath,
-					bool committed, int *ret)
+					bool committed, bool refine, int *ret)
 {
 	struct sb_scratch *s = c->s;
 	int h;
@@ -2142,9 +2310,11 @@ static __always_inline int sb_hold_exec(struct sb_ctx *c, __u8 tier, __u32 rule,
 	if (!s || !sb_hold_enabled(c) || !sb_can_hold())
 		return 1;
 	sb_path_from_dpath(s, fpath);
+	if (s->pathflags & SB_EVF_PATH_TRUNC)
+		return 1;
 	sb_ev_fill(c, &s->hv.ev, SB_EVK_EXEC, SB_ACT_ESCALATED, tier, SB_K_SHELL, rule,
 		   committed ? SIGSTOP : -ERESTARTNOINTR);
-	s->hv.ev.flags = s->pathflags | SB_EVF_HELD | (committed ? SB_EVF_HELD_EXEC : 0);
+	s->hv.ev.flags = s->pathflags | s->cmdflags | SB_EVF_HELD | (committed ? SB_EVF_HELD_EXEC : 0);
 	s->hv.ev.exec.len = s->pathlen;
 	s->hv.ev.exec.argv_len = s->cmdlen;
 	bpf_probe_read_kernel(s->hv.ev.exec.path, SB_EV_PATH, s->path);
@@ -2155,9 +2325,12 @@ static __always_inline int sb_hold_exec(struct sb_ctx *c, __u8 tier, __u32 rule,
 	h = sb_hold_run(c, s, committed);
 	if (h == SB_H_FAIL)
 		return 1;
-	if (h == SB_H_ALLOW && !committed) {
+	if (h == SB_H_ALLOW && !committed && !refine) {
 		/* The approval is for this binary with any arguments: the same
-		 * rule must not hold the exec again after its point of no return. */
+		 * rule must not hold the exec again after its point of no return.
+		 * Not for a rule with a wildcard the kernel cannot evaluate
+		 * (npm*publish*): what was approved here may not be what the
+		 * arguments in the new image say, so that rule decides again. */
 		s->xgrant_ns = bpf_ktime_get_ns();
 		s->xgrant_rule = rule;
 	}
@@ -2166,11 +2339,12 @@ static __always_inline int sb_hold_exec(struct sb_ctx *c, __u8 tier, __u32 rule,
 }
 
 /* bprm_check's verdict: held when escalate can be held, else as decided. */
-static __always_inline int sb_exec_check_verdict(struct sb_ctx *c, __u8 tier, __u32 rule, const struct path *fpath)
+static __always_inline int sb_exec_check_verdict(struct sb_ctx *c, __u8 tier, __u32 rule, bool refine,
+						 const struct path *fpath)
 {
 	int ret;
 
-	if (tier == SB_K_ESCALATE && sb_hold_exec(c, tier, rule, fpath, false, &ret) == 0)
+	if (tier == SB_K_ESCALATE && sb_hold_exec(c, tier, rule, fpath, false, refine, &ret) == 0)
 		return ret;
 	return sb_verdict_exec(c, tier, rule, 0, fpath);
 }
@@ -2213,16 +2387,17 @@ int BPF_PROG(sb_bprm_check, struct linux_binprm *bprm)
 	if (!s)
 		return sb_fail_closed(&c);
 	s->cmdlen = 0;
+	s->cmdflags = 0;
 	s->cmd[0] = 0;
 
 	if (BPF_CORE_READ(inode, i_nlink) == 0) {
 		/* memfd, O_TMPFILE, a deleted file: no name a rule can use. */
 		sb_xmerge(&d, c.cfg->anon_exec, SB_RULE_ANON_EXEC);
-		return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
+		return sb_exec_check_verdict(&c, d.tier, d.rule, false, &file->f_path);
 	}
 	if (!c.cfg->has_shell) {
 		sb_xmerge(&d, c.cfg->defaults[SB_K_SHELL], SB_RULE_DEFAULT);
-		return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
+		return sb_exec_check_verdict(&c, d.tier, d.rule, false, &file->f_path);
 	}
 
 	s->ik.sbgen = c.sbgen;
@@ -2251,7 +2426,7 @@ int BPF_PROG(sb_bprm_check, struct linux_binprm *bprm)
 
 	/* A reload that flipped mid-decision may have mixed generations here;
 	 * an exec that passes is decided again in bprm_committed_creds. */
-	return sb_exec_check_verdict(&c, d.tier, d.rule, &file->f_path);
+	return sb_exec_check_verdict(&c, d.tier, d.rule, d.refine, &file->f_path);
 }
 
 /* Canonical argv (argv[1..]) from the new image's stack: words joined by
@@ -2395,6 +2570,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 		return 0;
 	}
 	__builtin_memset(&s->av, 0, sizeof(s->av));
+	s->cmdflags = 0;
 	s->av.n = want;
 	s->av.argc = BPF_CORE_READ(bprm, argc);
 	__builtin_memset(s->rest, 0, sizeof(s->rest));
@@ -2408,6 +2584,8 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 	 * words, which the classifier collapses), or argv[0] is too long to
 	 * find its basename (red team): killed (rule argv-unreadable). */
 	unread = (s->av.word < s->av.argc && !s->av.trunc) || a0len > 255;
+	if (unread)
+		s->cmdflags |= SB_EVF_ARGV_TRUNC;
 
 	/* argv[0]'s basename (chosen by the caller: it can lie, so it is one
 	 * more name that must pass), and the event's command line. */
@@ -2419,10 +2597,24 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 		__builtin_memset(s->cmd, 0, sizeof(s->cmd));
 		bpf_probe_read_kernel(s->cmd, SB_MASK(len, 255), s->sk.text);
 		s->cmdlen = len;
-		if (s->restlen && len + s->restlen < SB_EV_ARGV)
-			bpf_probe_read_kernel(&s->cmd[SB_MASK(len, 127)], SB_MASK(s->restlen, 127), s->rest);
-		if (len < 128 && s->restlen < 128)
-			s->cmdlen = len + s->restlen;
+		/* As much of the arguments as fits; anything less than the
+		 * whole line is flagged, so no one takes it for the command
+		 * (a remembered "command" must not match a cut line). */
+		if (s->restlen && len < SB_EV_ARGV - 1) {
+			__u32 room = SB_EV_ARGV - 1 - len, cp = s->restlen < room ? s->restlen : room;
+
+			if (cp > SB_CMD_KEY)
+				cp = SB_CMD_KEY;
+			if (cp)
+				bpf_probe_read_kernel(&s->cmd[SB_MASK(len, 255)], SB_MASK(cp, 255), s->rest);
+			s->cmdlen = len + cp;
+			if (cp < s->restlen)
+				s->cmdflags |= SB_EVF_ARGV_TRUNC;
+		} else if (s->restlen) {
+			s->cmdflags |= SB_EVF_ARGV_TRUNC;
+		}
+		if (s->av.trunc || s->restlen >= SB_CMD_KEY)
+			s->cmdflags |= SB_EVF_ARGV_TRUNC;
 	}
 	/* The path given to execve (for a script: the script), in s->name. */
 	__builtin_memset(s->name, 0, sizeof(s->name));
@@ -2489,7 +2681,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 
 		/* Escalate: stopped before the first instruction of the new
 		 * image; the broker resumes or kills it. Cannot be held: killed. */
-		if (d.tier == SB_K_ESCALATE && sb_hold_exec(&c, d.tier, d.rule, &file->f_path, true, &ret) == 0)
+		if (d.tier == SB_K_ESCALATE && sb_hold_exec(&c, d.tier, d.rule, &file->f_path, true, false, &ret) == 0)
 			return 0;
 		ret = sb_verdict_exec(&c, d.tier, d.rule, SB_ACT_KILLED, &file->f_path);
 		if (ret)
@@ -2560,6 +2752,7 @@ int BPF_PROG(sb_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 	if (tier < SB_K_ESCALATE)
 		return 0;
 	s->cmdlen = 0;
+	s->cmdflags = 0;
 	s->cmd[0] = 0;
 	return sb_verdict_exec(&c, tier, rule, 0, &file->f_path);
 }

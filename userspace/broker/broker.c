@@ -166,9 +166,17 @@ static int reconcile(struct sb_broker *b)
 		if (bk_find_hold(b, tid, seq))
 			continue;	/* being applied by this broker */
 		if (e->h.committed) {
-			/* Verdict written, then the broker died: finish it. */
-			k->signal(k->arg, tgid, tid, start, e->v.verdict == SB_VERDICT_ALLOW ? SIGCONT : SIGKILL);
-			k->forget(k->arg, &e->key, seq);
+			/* Verdict written, then the broker died (or applied and
+			 * waiting to be used): finish it. An allow stays until
+			 * the task's first hook has used it. */
+			if (e->v.verdict != SB_VERDICT_ALLOW) {
+				k->signal(k->arg, tgid, tid, start, SIGKILL);
+				k->forget(k->arg, &e->key, seq);
+			} else if (e->h.used) {
+				k->forget(k->arg, &e->key, seq);
+			} else if (stopped) {
+				k->signal(k->arg, tgid, tid, start, SIGCONT);
+			}
 		} else if (!e->h.used) {
 			if (stopped && mono > e->v.set_ns && mono - e->v.set_ns > RESEND_NS)
 				k->signal(k->arg, tgid, tid, start, SIGCONT);	/* continue lost, or re-stopped */

@@ -199,7 +199,11 @@ int bk_apply_hold(struct sb_broker *b, struct bhold *h)
 		bk_log(b, "error", NULL, "cannot signal pid %u (retried): %s", h->tgid, strerror(-rc));
 		return rc;
 	}
-	if (h->committed)
+	/* An allowed exec held after its point of no return keeps its verdict
+	 * until the task's first hook has seen it (the kernel kills a task
+	 * that runs on without one: bpf/sandbox.bpf.c, sb_xpend_g); reconcile
+	 * forgets it once used or once the task is gone. */
+	if (h->committed && !allow)
 		k->forget(k->arg, &h->key, h->seq);
 	h->state = BH_DONE;
 	b->resolved++;

@@ -198,7 +198,7 @@ static void subject(const struct sb_kevent *ev, char *out, size_t len)
 		sb_kev_field(path, sizeof(path), ev->exec.path, sizeof(ev->exec.path));
 		sb_kev_field(argv, sizeof(argv), ev->exec.argv, sizeof(ev->exec.argv));
 		if (argv[0])
-			snprintf(out, len, "%s \"%s\"", path, argv);
+			snprintf(out, len, "%s \"%s%s\"", path, argv, ev->flags & SB_EVF_ARGV_TRUNC ? "..." : "");
 		else
 			snprintf(out, len, "%s", path);
 		break;
@@ -298,6 +298,8 @@ cJSON *sb_event_to_json(const struct sb_kevent *ev, const struct sb_policy *p)
 		cJSON_AddStringToObject(o, "path", buf);
 		sb_kev_field(buf, sizeof(buf), ev->exec.argv, sizeof(ev->exec.argv));
 		cJSON_AddStringToObject(o, "command", buf);
+		if (ev->flags & SB_EVF_ARGV_TRUNC)
+			cJSON_AddBoolToObject(o, "command_truncated", 1);
 		break;
 	case SB_EVK_NET:
 		if (ev->net.family == AF_UNIX) {

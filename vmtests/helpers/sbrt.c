@@ -52,6 +52,9 @@
  *   sctp-socket                  socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) (module autoload)
  *   execveat-opath PATH ARG...   O_PATH fd, then execveat(fd, "", AT_EMPTY_PATH)
  *   iopl                         iopl(3) (CAP_SYS_RAWIO)
+ *   sigio-cont-exec PATH ARG...  child: F_SETSIG SIGCONT + O_ASYNC on a pipe, execv PATH; once the
+ *                                child is stopped (held), write to the pipe: the kernel's SIGIO
+ *                                continues it; prints "SIGNAL N" or "EXIT N" (or NOT-HELD)
  *   (PID "self" = this process, for the sigio ops)
  */
 #define _GNU_SOURCE
@@ -98,6 +101,24 @@
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE 1
 #endif
+
+/* Process state letter from /proc/PID/stat ('T': stopped), or 0. */
+static char pstate(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
 
 static int report(int rc)
 {
@@ -805,6 +826,42 @@ int main(int argc, char **argv)
 	}
 	if (IS("iopl"))
 		return report(iopl(3));
+	if (IS("sigio-cont-exec")) {
+		int p[2], st, i;
+		pid_t c;
+		char b = 'x';
+
+		NEED(1);
+		if (pipe(p))
+			return report(-1);
+		c = fork();
+		if (c < 0)
+			return report(-1);
+		if (c == 0) {
+			if (fcntl(p[0], F_SETOWN, getpid()) || fcntl(p[0], F_SETSIG, SIGCONT) ||
+			    fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK))
+				_exit(120);
+			execv(argv[2], &argv[2]);
+			_exit(121);
+		}
+		for (i = 0; i < 600 && pstate(c) != 't' && pstate(c) != 'T'; i++)
+			usleep(100000);
+		if (pstate(c) != 'T') {
+			printf("NOT-HELD %c\n", pstate(c) ? pstate(c) : '?');
+			kill(c, SIGKILL);
+			waitpid(c, &st, 0);
+			return 0;
+		}
+		if (write(p[1], &b, 1) != 1)
+			return report(-1);
+		if (waitpid(c, &st, 0) < 0)
+			return report(-1);
+		if (WIFSIGNALED(st))
+			printf("SIGNAL %d\n", WTERMSIG(st));
+		else
+			printf("EXIT %d\n", WEXITSTATUS(st));
+		return 0;
+	}
 	fprintf(stderr, "sbrt: unknown op '%s'\n", op);
 	return 2;
 }
