@@ -154,10 +154,13 @@ static int reconcile(struct sb_broker *b)
 		uint64_t start = e->h.ev.start_ns, seq = e->h.ev.seq;
 		bool stopped = false;
 
-		if (k->task(k->arg, tgid, tid, start, &stopped)) {
+		rc = k->task(k->arg, tgid, tid, start, &stopped);
+		if (rc == -ESRCH) {
 			k->forget(k->arg, &e->key, seq);
 			continue;
 		}
+		if (rc)
+			continue;	/* /proc unreadable for now: next round */
 		if (!e->has_verdict) {
 			if (!bk_find_hold(b, tid, seq))
 				bk_on_held(b, &e->h.ev, true);
@@ -195,7 +198,7 @@ static int reconcile(struct sb_broker *b)
 
 		if (h->state == BH_DONE || in_list(l, n, h))
 			continue;
-		if (k->task(k->arg, h->tgid, h->key.tid, h->start_ns, NULL))
+		if (k->task(k->arg, h->tgid, h->key.tid, h->start_ns, NULL) == -ESRCH)
 			h->state = BH_DONE;
 		else
 			bk_log(b, "debug", NULL, "hold %llu of pid %u is not in the kernel's list (kept)",

@@ -177,7 +177,13 @@ int bk_apply_hold(struct sb_broker *b, struct bhold *h)
 	bool stopped = false, allow = h->verdict == SB_VERDICT_ALLOW;
 	int sig, rc;
 
-	if (k->task(k->arg, h->tgid, h->key.tid, h->start_ns, &stopped)) {
+	rc = k->task(k->arg, h->tgid, h->key.tid, h->start_ns, &stopped);
+	if (rc && rc != -ESRCH) {
+		/* /proc unreadable for now (EMFILE, ENOMEM): not a verdict on the task. */
+		bk_log(b, "error", NULL, "cannot check pid %u (retried): %s", h->tgid, strerror(-rc));
+		return rc;
+	}
+	if (rc) {
 		/* Gone (or its pid now names another task): nothing to do. */
 		k->forget(k->arg, &h->key, h->seq);
 		h->state = BH_DONE;
