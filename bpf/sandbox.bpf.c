@@ -432,6 +432,18 @@ __noinline int sb_xpend_g(void)
 	return 1;
 }
 
+/* After exec's point of no return a deny can only kill. bprm_committed_creds
+ * returns nothing, so a SIGKILL that could not be sent would let the image
+ * run: the task is also marked doomed, and its first hook kills it again
+ * (sb_xpend_g finds no verdict for this seq). */
+#define SB_XPEND_DOOMED (~0ULL)
+static __always_inline void sb_kill_committed(struct sb_scratch *s)
+{
+	if (s)
+		s->xpend_seq = SB_XPEND_DOOMED;
+	bpf_send_signal(SIGKILL);
+}
+
 static __always_inline int sb_enter(struct sb_ctx *c, __u32 hook)
 {
 	__u32 zero = 0, id = 0, idx;
@@ -2566,7 +2578,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 	__builtin_memset(s->buf, 0, sizeof(s->buf));
 	if (bpf_copy_from_user(s->buf, want & 511 ? want & 511 : 512, (void *)p) < 0) {
 		/* Cannot read the arguments: fail closed. */
-		bpf_send_signal(SIGKILL);
+		sb_kill_committed(s);
 		return 0;
 	}
 	__builtin_memset(&s->av, 0, sizeof(s->av));
@@ -2662,7 +2674,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 		if (r == 0)
 			break;
 		if (r < 0) {
-			bpf_send_signal(SIGKILL);
+			sb_kill_committed(s);
 			return 0;
 		}
 	}
@@ -2685,7 +2697,7 @@ int BPF_PROG(sb_bprm_committed, struct linux_binprm *bprm)
 			return 0;
 		ret = sb_verdict_exec(&c, d.tier, d.rule, SB_ACT_KILLED, &file->f_path);
 		if (ret)
-			bpf_send_signal(SIGKILL);
+			sb_kill_committed(s);
 		return 0;
 	}
 	sb_verdict_exec(&c, d.tier, d.rule, 0, &file->f_path);

@@ -52,6 +52,7 @@
  *   sctp-socket                  socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) (module autoload)
  *   execveat-opath PATH ARG...   O_PATH fd, then execveat(fd, "", AT_EMPTY_PATH)
  *   iopl                         iopl(3) (CAP_SYS_RAWIO)
+ *   append-unlink PATH           open PATH O_APPEND (prints OK or the errno), then unlink it (same)
  *   sigio-cont-exec PATH ARG...  child: F_SETSIG SIGCONT + O_ASYNC on a pipe, execv PATH; once the
  *                                child is stopped (held), write to the pipe: the kernel's SIGIO
  *                                continues it; prints "SIGNAL N" or "EXIT N" (or NOT-HELD)
@@ -826,6 +827,16 @@ int main(int argc, char **argv)
 	}
 	if (IS("iopl"))
 		return report(iopl(3));
+	if (IS("append-unlink")) {
+		int fd;
+
+		NEED(1);
+		fd = open(argv[2], O_WRONLY | O_APPEND | O_CLOEXEC);
+		report(fd);
+		if (fd >= 0)
+			close(fd);
+		return report(unlink(argv[2]));
+	}
 	if (IS("sigio-cont-exec")) {
 		int p[2], st, i;
 		pid_t c;
