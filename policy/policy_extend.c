@@ -23,21 +23,9 @@ int sb_policy_append_rule(struct sb_policy *p, enum sb_trigger trigger, enum sb_
 	p->rules = nr;
 	r = &p->rules[p->nrules];
 	memset(r, 0, sizeof(*r));
-	r->trigger = trigger;
-	r->tier = tier;
-	r->text = strdup(text);
-	r->where = strdup(where);
-	if (!r->text || !r->where) {
-		free(r->text);
-		free(r->where);
-		return -ENOMEM;
-	}
-	rc = sb_rule_compile(p, r, text, err);
-	if (rc) {
-		free(r->text);
-		free(r->where);
+	rc = sb_rule_set(p, r, trigger, tier, text, where, err);
+	if (rc)
 		return rc;
-	}
 	p->nrules++;
 	return 0;
 }

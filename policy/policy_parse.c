@@ -202,7 +202,7 @@ static struct sb_rule *new_rule(struct sb_policy *p, size_t *cap)
 	return &p->rules[p->nrules];
 }
 
-int sb_rule_compile(struct sb_policy *p, struct sb_rule *r, const char *text, struct sb_err *err)
+static int rule_compile(struct sb_policy *p, struct sb_rule *r, const char *text, struct sb_err *err)
 {
 	switch (r->trigger) {
 	case SB_TRIG_SHELL:
@@ -216,6 +216,29 @@ int sb_rule_compile(struct sb_policy *p, struct sb_rule *r, const char *text, st
 	return -EINVAL;
 }
 
+int sb_rule_set(struct sb_policy *p, struct sb_rule *r, enum sb_trigger trigger, enum sb_tier tier,
+		const char *text, const char *where, struct sb_err *err)
+{
+	int rc;
+
+	r->trigger = trigger;
+	r->tier = tier;
+	r->text = strdup(text);
+	r->where = strdup(where);
+	if (!r->text || !r->where) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = rule_compile(p, r, text, err);
+	if (rc == 0)
+		return 0;
+fail:
+	free(r->text);
+	free(r->where);
+	r->text = r->where = NULL;
+	return rc;
+}
+
 static int add_protections(struct sb_policy *p, size_t *cap, struct sb_err *err)
 {
 	const char *const *pp;
@@ -226,22 +249,10 @@ static int add_protections(struct sb_policy *p, size_t *cap, struct sb_err *err)
 
 		if (!r)
 			return -ENOMEM;
-		r->trigger = SB_TRIG_WRITE;
-		r->tier = SB_TIER_DENY;
 		r->is_protected = true;
-		r->text = strdup(*pp);
-		r->where = strdup("protected");
-		if (!r->text || !r->where) {
-			free(r->text);
-			free(r->where);
-			return -ENOMEM;
-		}
-		rc = sb_rule_compile(p, r, *pp, err);
-		if (rc) {
-			free(r->text);
-			free(r->where);
+		rc = sb_rule_set(p, r, SB_TRIG_WRITE, SB_TIER_DENY, *pp, "protected", err);
+		if (rc)
 			return rc;
-		}
 		p->nrules++;
 	}
 	return 0;
@@ -281,20 +292,10 @@ static int parse_trigger_rules(struct sb_policy *p, enum sb_trigger trig, const 
 			r = new_rule(p, cap);
 			if (!r)
 				return -ENOMEM;
-			r->trigger = trig;
-			r->tier = tier;
-			r->text = strdup(item->valuestring);
-			r->where = strdup(where);
-			if (!r->text || !r->where) {
-				free(r->text);
-				free(r->where);
-				return -ENOMEM;
-			}
-			rc = sb_rule_compile(p, r, item->valuestring, err);
+			rc = sb_rule_set(p, r, trig, tier, item->valuestring, where, err);
 			if (rc) {
-				free(r->text);
-				free(r->where);
-				sb_err_prefix(err, "%s: ", where);
+				if (err && err->msg[0])
+					sb_err_prefix(err, "%s: ", where);
 				return rc;
 			}
 			p->nrules++;
