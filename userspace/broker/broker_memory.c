@@ -418,12 +418,14 @@ static void take_list(struct sb_bmem *m, struct sb_bmem *cur, bool *changed)
 	sb_bmem_init(cur);
 }
 
-int sb_bmem_add_saved(const char *folder, struct sb_bmem *m, enum sb_remember_scope scope, enum sb_trigger trigger,
-		      const char *value, const char *reviewer, const char *request, int64_t created_ms, bool *changed,
-		      struct sb_err *err)
+/* One change of the file: under the lock, load it, let edit change the
+ * loaded list (returning 1 when it must be saved), save, and take the
+ * file's list as *m. -ENOENT from edit (the entry is gone) still takes
+ * the file's list: the file is the truth from now on. */
+static int edit_saved(const char *folder, struct sb_bmem *m, bool *changed,
+		      int (*edit)(struct sb_bmem *cur, void *arg, struct sb_err *err), void *arg, struct sb_err *err)
 {
 	struct sb_bmem cur;
-	bool added = false;
 	int fd, rc;
 
 	if (changed)
@@ -434,10 +436,10 @@ int sb_bmem_add_saved(const char *folder, struct sb_bmem *m, enum sb_remember_sc
 	rc = sb_bmem_load(folder, &cur, err);
 	if (rc)
 		goto out;
-	rc = sb_bmem_add(&cur, scope, trigger, value, reviewer, request, created_ms, &added, err);
-	if (rc == 0 && added)
+	rc = edit(&cur, arg, err);
+	if (rc == 1)
 		rc = sb_bmem_save(folder, &cur, err);
-	if (rc == 0)
+	if (rc == 0 || rc == -ENOENT)
 		take_list(m, &cur, changed);
 	sb_bmem_free(&cur);
 out:
@@ -445,35 +447,49 @@ out:
 	return rc;
 }
 
+struct add_arg {
+	enum sb_remember_scope scope;
+	enum sb_trigger trigger;
+	const char *value, *reviewer, *request;
+	int64_t created_ms;
+};
+
+static int edit_add(struct sb_bmem *cur, void *arg, struct sb_err *err)
+{
+	const struct add_arg *a = arg;
+	bool added = false;
+	int rc = sb_bmem_add(cur, a->scope, a->trigger, a->value, a->reviewer, a->request, a->created_ms, &added, err);
+
+	return rc ? rc : added;
+}
+
+int sb_bmem_add_saved(const char *folder, struct sb_bmem *m, enum sb_remember_scope scope, enum sb_trigger trigger,
+		      const char *value, const char *reviewer, const char *request, int64_t created_ms, bool *changed,
+		      struct sb_err *err)
+{
+	struct add_arg a = { scope, trigger, value, reviewer, request, created_ms };
+
+	return edit_saved(folder, m, changed, edit_add, &a, err);
+}
+
+static int edit_take_once(struct sb_bmem *cur, void *arg, struct sb_err *err)
+{
+	const struct sb_bmem_entry *want = arg;
+	size_t i;
+
+	for (i = 0; i < cur->n && !same_entry(&cur->e[i], want); i++)
+		;
+	if (i == cur->n)
+		return sb_errf(err, -ENOENT, "remembered once '%s' was used already (by another broker, or removed)",
+			       want->value);
+	sb_bmem_remove(cur, i);
+	return 1;
+}
+
 int sb_bmem_take_once(const char *folder, struct sb_bmem *m, enum sb_trigger trigger, const char *value,
 		      bool *changed, struct sb_err *err)
 {
 	struct sb_bmem_entry want = { .scope = SB_REM_ONCE, .trigger = trigger, .value = (char *)value };
-	struct sb_bmem cur;
-	size_t i;
-	int fd, rc;
 
-	if (changed)
-		*changed = false;
-	fd = lock_file(folder, err);
-	if (fd < 0)
-		return fd;
-	rc = sb_bmem_load(folder, &cur, err);
-	if (rc)
-		goto out;
-	for (i = 0; i < cur.n && !same_entry(&cur.e[i], &want); i++)
-		;
-	if (i == cur.n) {
-		rc = sb_errf(err, -ENOENT, "remembered once '%s' was used already (by another broker, or removed)", value);
-	} else {
-		sb_bmem_remove(&cur, i);
-		rc = sb_bmem_save(folder, &cur, err);
-	}
-	/* Either way the file is the truth from now on. */
-	if (rc == 0 || rc == -ENOENT)
-		take_list(m, &cur, changed);
-	sb_bmem_free(&cur);
-out:
-	close(fd);
-	return rc;
+	return edit_saved(folder, m, changed, edit_take_once, &want, err);
 }
